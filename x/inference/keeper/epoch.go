@@ -1,0 +1,170 @@
+package keeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"cosmossdk.io/collections"
+	errorsmod "cosmossdk.io/errors"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// currentEpoch returns the running epoch, or ErrNoEpoch before the first block.
+func (k Keeper) currentEpoch(ctx context.Context) (types.Epoch, error) {
+	epoch, err := k.Epoch.Get(ctx)
+	if errors.Is(err, collections.ErrNotFound) {
+		return types.Epoch{}, types.ErrNoEpoch
+	}
+	if err != nil {
+		return types.Epoch{}, fmt.Errorf("load epoch: %w", err)
+	}
+	return epoch, nil
+}
+
+func inPocPhase(epoch types.Epoch, params types.Params, height int64) bool {
+	return height < epoch.StartHeight+int64(params.PocPhaseBlocks)
+}
+
+func nextEpochHeight(epoch types.Epoch, params types.Params) int64 {
+	return epoch.StartHeight + int64(params.EpochLength)
+}
+
+// BeginBlock opens epoch 1 on the first block and a new epoch whenever the
+// current one has run epoch_length blocks.
+func (k Keeper) BeginBlock(ctx context.Context) error {
+	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
+	epoch, err := k.currentEpoch(ctx)
+	switch {
+	case errors.Is(err, types.ErrNoEpoch):
+		return k.startEpoch(ctx, 1, height)
+	case err != nil:
+		return err
+	}
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("load params: %w", err)
+	}
+	if height >= nextEpochHeight(epoch, params) {
+		return k.startEpoch(ctx, epoch.Index+1, height)
+	}
+	return nil
+}
+
+// startEpoch is the one epoch boundary hook: it resets every participant's
+// stats and INACTIVE status, snapshots the new epoch group (sorted by address
+// bytes, the index vote extensions use) and tells the hooks, which clear the
+// per-epoch state they own.
+func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) error {
+	participants, err := k.resetParticipants(ctx)
+	if err != nil {
+		return err
+	}
+	if err := k.EpochMembers.Clear(ctx, nil); err != nil {
+		return fmt.Errorf("clear epoch members: %w", err)
+	}
+	if err := k.EpochMemberIndex.Clear(ctx, nil); err != nil {
+		return fmt.Errorf("clear epoch member index: %w", err)
+	}
+	var totalWeight uint64
+	members := uint32(0)
+	for _, p := range participants {
+		if p.Status != types.PARTICIPANT_STATUS_ACTIVE {
+			continue
+		}
+		addr, err := k.addressCodec.StringToBytes(p.Address)
+		if err != nil {
+			return fmt.Errorf("participant address %q: %w", p.Address, err)
+		}
+		member := types.EpochMember{
+			Address:      p.Address,
+			Weight:       p.Weight,
+			Models:       p.Models,
+			InferenceUrl: p.InferenceUrl,
+			PocAvailable: p.PocAvailable,
+		}
+		if err := k.EpochMembers.Set(ctx, members, member); err != nil {
+			return fmt.Errorf("store epoch member: %w", err)
+		}
+		if err := k.EpochMemberIndex.Set(ctx, addr, members); err != nil {
+			return fmt.Errorf("store epoch member index: %w", err)
+		}
+		members++
+		totalWeight = saturatingAdd(totalWeight, p.Weight)
+	}
+	epoch := types.Epoch{Index: index, StartHeight: height}
+	if err := k.Epoch.Set(ctx, epoch); err != nil {
+		return fmt.Errorf("store epoch: %w", err)
+	}
+	sdkCtx := sdk.UnwrapSDKContext(ctx)
+	sdkCtx.Logger().Debug("epoch started", "module", types.ModuleName, "epoch", index, "height", height, "members", members)
+	if err := sdkCtx.EventManager().EmitTypedEvent(&types.EventEpochStarted{
+		EpochIndex: index, StartHeight: height, Members: members, TotalWeight: totalWeight,
+	}); err != nil {
+		return fmt.Errorf("emit epoch event: %w", err)
+	}
+	if k.hooks != nil {
+		if err := k.hooks.AfterEpochStarted(ctx, epoch); err != nil {
+			return errorsmod.Wrap(err, "epoch hooks")
+		}
+	}
+	return nil
+}
+
+// resetParticipants zeroes every participant's epoch stats and turns
+// INACTIVE back to ACTIVE, writing only records that change. It returns all
+// participants in address-byte order.
+func (k Keeper) resetParticipants(ctx context.Context) ([]types.Participant, error) {
+	var all []types.Participant
+	if err := k.Participants.Walk(ctx, nil, func(_ sdk.AccAddress, p types.Participant) (bool, error) {
+		all = append(all, p)
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("walk participants: %w", err)
+	}
+	for i := range all {
+		p := &all[i]
+		changed := p.CurrentEpochStats != (types.CurrentEpochStats{}) || p.Status == types.PARTICIPANT_STATUS_INACTIVE
+		if !changed {
+			continue
+		}
+		p.CurrentEpochStats = types.CurrentEpochStats{}
+		if p.Status == types.PARTICIPANT_STATUS_INACTIVE {
+			p.Status = types.PARTICIPANT_STATUS_ACTIVE
+		}
+		if err := k.setParticipant(ctx, *p); err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
+}
+
+// EpochGroup returns the current epoch group in index order.
+func (k Keeper) EpochGroup(ctx context.Context) (types.EpochGroup, error) {
+	epoch, err := k.currentEpoch(ctx)
+	if err != nil {
+		return types.EpochGroup{}, err
+	}
+	group := types.EpochGroup{EpochIndex: epoch.Index}
+	err = k.EpochMembers.Walk(ctx, nil, func(_ uint32, m types.EpochMember) (bool, error) {
+		group.Members = append(group.Members, m)
+		return false, nil
+	})
+	if err != nil {
+		return types.EpochGroup{}, fmt.Errorf("walk epoch group: %w", err)
+	}
+	return group, nil
+}
+
+func saturatingAdd(a, b uint64) uint64 {
+	sum, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return sum
+}

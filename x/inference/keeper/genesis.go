@@ -1,0 +1,94 @@
+package keeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"cosmossdk.io/collections"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// InitGenesis loads a validated genesis. The expiry queue is rebuilt from
+// the STARTED inferences, and the member index from the group.
+func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
+	if err := gs.Validate(k.addressCodec); err != nil {
+		return fmt.Errorf("invalid x/inference genesis: %w", err)
+	}
+	if err := k.Params.Set(ctx, gs.Params); err != nil {
+		return fmt.Errorf("store params: %w", err)
+	}
+	for _, p := range gs.Participants {
+		if err := k.setParticipant(ctx, p); err != nil {
+			return err
+		}
+	}
+	if gs.Epoch != nil {
+		if err := k.Epoch.Set(ctx, *gs.Epoch); err != nil {
+			return fmt.Errorf("store epoch: %w", err)
+		}
+	}
+	if gs.EpochGroup != nil {
+		for i, m := range gs.EpochGroup.Members {
+			addr, err := k.addressCodec.StringToBytes(m.Address)
+			if err != nil {
+				return fmt.Errorf("member address: %w", err)
+			}
+			if err := k.EpochMembers.Set(ctx, uint32(i), m); err != nil {
+				return fmt.Errorf("store epoch member: %w", err)
+			}
+			if err := k.EpochMemberIndex.Set(ctx, addr, uint32(i)); err != nil {
+				return fmt.Errorf("store epoch member index: %w", err)
+			}
+		}
+	}
+	for _, inf := range gs.Inferences {
+		if err := k.Inferences.Set(ctx, inf.InferenceId, inf); err != nil {
+			return fmt.Errorf("store inference: %w", err)
+		}
+		if inf.Status == types.INFERENCE_STATUS_STARTED {
+			if err := k.ExpiryQueue.Set(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId)); err != nil {
+				return fmt.Errorf("queue expiry: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// ExportGenesis writes the whole module state.
+func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) {
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load params: %w", err)
+	}
+	gs := &types.GenesisState{Params: params}
+	if err := k.Participants.Walk(ctx, nil, func(_ sdk.AccAddress, p types.Participant) (bool, error) {
+		gs.Participants = append(gs.Participants, p)
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("walk participants: %w", err)
+	}
+	epoch, err := k.currentEpoch(ctx)
+	switch {
+	case errors.Is(err, types.ErrNoEpoch):
+	case err != nil:
+		return nil, err
+	default:
+		gs.Epoch = &epoch
+		group, err := k.EpochGroup(ctx)
+		if err != nil {
+			return nil, err
+		}
+		gs.EpochGroup = &group
+	}
+	if err := k.Inferences.Walk(ctx, nil, func(_ string, inf types.Inference) (bool, error) {
+		gs.Inferences = append(gs.Inferences, inf)
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("walk inferences: %w", err)
+	}
+	return gs, nil
+}

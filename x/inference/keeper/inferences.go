@@ -1,0 +1,253 @@
+package keeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"cosmossdk.io/collections"
+	errorsmod "cosmossdk.io/errors"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/sprt"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// StartRequest is a transfer agent's request to route an inference.
+type StartRequest struct {
+	TransferAgent sdk.AccAddress
+	Executor      sdk.AccAddress
+	InferenceID   string
+	Model         string
+	PromptHash    string
+}
+
+// StartInference records a new inference on a routable executor and queues
+// its expiry. It returns the expiration height.
+func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, error) {
+	if err := types.ValidateInferenceID(req.InferenceID); err != nil {
+		return 0, errorsmod.Wrap(types.ErrInvalidInference, err.Error())
+	}
+	if err := types.ValidateModel(req.Model); err != nil {
+		return 0, errorsmod.Wrap(types.ErrInvalidInference, err.Error())
+	}
+	if err := types.ValidateHash("prompt_hash", req.PromptHash); err != nil {
+		return 0, errorsmod.Wrap(types.ErrInvalidInference, err.Error())
+	}
+	exists, err := k.Inferences.Has(ctx, req.InferenceID)
+	if err != nil {
+		return 0, fmt.Errorf("look up inference: %w", err)
+	}
+	if exists {
+		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q", req.InferenceID)
+	}
+	if err := k.CheckRoutable(ctx, req.Executor, req.Model); err != nil {
+		return 0, err
+	}
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("load params: %w", err)
+	}
+	epoch, err := k.currentEpoch(ctx)
+	if err != nil {
+		return 0, err
+	}
+	agent, err := k.addressCodec.BytesToString(req.TransferAgent)
+	if err != nil {
+		return 0, fmt.Errorf("encode transfer agent: %w", err)
+	}
+	executor, err := k.addressCodec.BytesToString(req.Executor)
+	if err != nil {
+		return 0, fmt.Errorf("encode executor: %w", err)
+	}
+	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
+	inf := types.Inference{
+		InferenceId:      req.InferenceID,
+		Model:            req.Model,
+		TransferAgent:    agent,
+		Executor:         executor,
+		PromptHash:       req.PromptHash,
+		Status:           types.INFERENCE_STATUS_STARTED,
+		EpochIndex:       epoch.Index,
+		StartHeight:      height,
+		ExpirationHeight: height + int64(params.ExpirationBlocks),
+	}
+	if err := k.Inferences.Set(ctx, inf.InferenceId, inf); err != nil {
+		return 0, fmt.Errorf("store inference: %w", err)
+	}
+	if err := k.ExpiryQueue.Set(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId)); err != nil {
+		return 0, fmt.Errorf("queue expiry: %w", err)
+	}
+	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceStarted{
+		InferenceId: inf.InferenceId, Model: inf.Model, TransferAgent: agent, Executor: executor,
+		ExpirationHeight: inf.ExpirationHeight,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("emit start event: %w", err)
+	}
+	return inf.ExpirationHeight, nil
+}
+
+// FinishInference closes a STARTED inference for its executor and counts it.
+func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, responseHash string) error {
+	if err := types.ValidateInferenceID(id); err != nil {
+		return errorsmod.Wrap(types.ErrInvalidInference, err.Error())
+	}
+	if err := types.ValidateHash("response_hash", responseHash); err != nil {
+		return errorsmod.Wrap(types.ErrInvalidInference, err.Error())
+	}
+	inf, err := k.Inferences.Get(ctx, id)
+	if errors.Is(err, collections.ErrNotFound) {
+		return errorsmod.Wrapf(types.ErrInferenceNotFound, "%q", id)
+	}
+	if err != nil {
+		return fmt.Errorf("load inference: %w", err)
+	}
+	executor, err := k.addressCodec.StringToBytes(inf.Executor)
+	if err != nil {
+		return fmt.Errorf("inference executor %q: %w", inf.Executor, err)
+	}
+	if !sdk.AccAddress(executor).Equals(signer) {
+		return errorsmod.Wrapf(types.ErrNotExecutor, "inference %q is assigned to %s", id, inf.Executor)
+	}
+	if inf.Status != types.INFERENCE_STATUS_STARTED {
+		return errorsmod.Wrapf(types.ErrInferenceNotStarted, "inference %q is %s", id, inf.Status)
+	}
+	inf.Status = types.INFERENCE_STATUS_FINISHED
+	inf.ResponseHash = responseHash
+	inf.EndHeight = sdk.UnwrapSDKContext(ctx).BlockHeight()
+	if err := k.closeInference(ctx, inf); err != nil {
+		return err
+	}
+	if err := k.countOutcome(ctx, executor, true); err != nil {
+		return err
+	}
+	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceFinished{
+		InferenceId: id, Executor: inf.Executor,
+	}); err != nil {
+		return fmt.Errorf("emit finish event: %w", err)
+	}
+	if k.hooks != nil {
+		return k.hooks.AfterInferenceFinished(ctx, inf)
+	}
+	return nil
+}
+
+// EndBlock expires exactly the inferences due at or before this height.
+func (k Keeper) EndBlock(ctx context.Context) error {
+	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
+	var due []collections.Pair[int64, string]
+	rng := collections.NewPrefixUntilPairRange[int64, string](height)
+	if err := k.ExpiryQueue.Walk(ctx, rng, func(key collections.Pair[int64, string]) (bool, error) {
+		due = append(due, key)
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk expiry queue: %w", err)
+	}
+	for _, key := range due {
+		if err := k.expire(ctx, key.K2(), height); err != nil {
+			return fmt.Errorf("expire inference %q: %w", key.K2(), err)
+		}
+	}
+	return nil
+}
+
+func (k Keeper) expire(ctx context.Context, id string, height int64) error {
+	inf, err := k.Inferences.Get(ctx, id)
+	if err != nil {
+		return fmt.Errorf("load inference: %w", err)
+	}
+	if inf.Status != types.INFERENCE_STATUS_STARTED {
+		// Not reachable while finish removes the queue entry; drop it anyway.
+		return k.ExpiryQueue.Remove(ctx, collections.Join(inf.ExpirationHeight, id))
+	}
+	inf.Status = types.INFERENCE_STATUS_EXPIRED
+	inf.EndHeight = height
+	if err := k.closeInference(ctx, inf); err != nil {
+		return err
+	}
+	executor, err := k.addressCodec.StringToBytes(inf.Executor)
+	if err != nil {
+		return fmt.Errorf("inference executor %q: %w", inf.Executor, err)
+	}
+	if err := k.countOutcome(ctx, executor, false); err != nil {
+		return err
+	}
+	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{
+		InferenceId: id, Executor: inf.Executor,
+	}); err != nil {
+		return fmt.Errorf("emit expiry event: %w", err)
+	}
+	if k.hooks != nil {
+		return k.hooks.AfterInferenceExpired(ctx, inf)
+	}
+	return nil
+}
+
+// closeInference stores a finished or expired inference and drops its
+// expiry entry, so it can never be closed twice.
+func (k Keeper) closeInference(ctx context.Context, inf types.Inference) error {
+	if err := k.Inferences.Set(ctx, inf.InferenceId, inf); err != nil {
+		return fmt.Errorf("store inference: %w", err)
+	}
+	if err := k.ExpiryQueue.Remove(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId)); err != nil {
+		return fmt.Errorf("dequeue expiry: %w", err)
+	}
+	return nil
+}
+
+// countOutcome adds a finish or a miss to the executor's epoch stats and, on
+// a miss, runs the SPRT downtime check.
+func (k Keeper) countOutcome(ctx context.Context, executor sdk.AccAddress, ok bool) error {
+	p, err := k.Participants.Get(ctx, executor)
+	if err != nil {
+		return fmt.Errorf("load executor %s: %w", executor, err)
+	}
+	if ok {
+		p.CurrentEpochStats.InferenceCount++
+		return k.setParticipant(ctx, p)
+	}
+	p.CurrentEpochStats.MissedRequests++
+	if p.Status == types.PARTICIPANT_STATUS_ACTIVE {
+		down, err := k.isDown(ctx, p.CurrentEpochStats)
+		if err != nil {
+			return err
+		}
+		if down {
+			p.Status = types.PARTICIPANT_STATUS_INACTIVE
+			if err := k.emitInactive(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	return k.setParticipant(ctx, p)
+}
+
+func (k Keeper) isDown(ctx context.Context, stats types.CurrentEpochStats) (bool, error) {
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return false, fmt.Errorf("load params: %w", err)
+	}
+	test, err := sprt.New(params.DowntimeGoodPercentage, params.DowntimeBadPercentage, params.DowntimeHThreshold)
+	if err != nil {
+		return false, fmt.Errorf("downtime params: %w", err)
+	}
+	return test.IsDown(stats.MissedRequests, stats.InferenceCount), nil
+}
+
+func (k Keeper) emitInactive(ctx context.Context, p types.Participant) error {
+	epoch, err := k.currentEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	sdkCtx := sdk.UnwrapSDKContext(ctx)
+	sdkCtx.Logger().Debug("participant inactive by SPRT", "module", types.ModuleName, "address", p.Address,
+		"missed", p.CurrentEpochStats.MissedRequests, "finished", p.CurrentEpochStats.InferenceCount)
+	return sdkCtx.EventManager().EmitTypedEvent(&types.EventParticipantInactive{
+		Address:        p.Address,
+		InferenceCount: p.CurrentEpochStats.InferenceCount,
+		MissedRequests: p.CurrentEpochStats.MissedRequests,
+		EpochIndex:     epoch.Index,
+	})
+}

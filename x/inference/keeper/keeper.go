@@ -1,0 +1,89 @@
+// Package keeper holds x/inference state and the state transitions of
+// participants, epochs and inferences. Message and query servers are thin
+// shells over these methods.
+package keeper
+
+import (
+	"fmt"
+
+	"cosmossdk.io/collections"
+	"cosmossdk.io/core/address"
+	corestore "cosmossdk.io/core/store"
+
+	"github.com/cosmos/cosmos-sdk/codec"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// Keeper is the x/inference keeper.
+type Keeper struct {
+	cdc          codec.BinaryCodec
+	addressCodec address.Codec
+	authority    string
+
+	hooks  types.InferenceHooks
+	health HealthStage
+
+	Schema       collections.Schema
+	Params       collections.Item[types.Params]
+	Participants collections.Map[sdk.AccAddress, types.Participant]
+	Epoch        collections.Item[types.Epoch]
+	// EpochMembers holds the current epoch group by index (address order).
+	EpochMembers collections.Map[uint32, types.EpochMember]
+	// EpochMemberIndex maps a member's address to its index in EpochMembers.
+	EpochMemberIndex collections.Map[sdk.AccAddress, uint32]
+	Inferences       collections.Map[string, types.Inference]
+	// ExpiryQueue holds (expiration height, inference id) of STARTED
+	// inferences, so EndBlock visits exactly the due entries.
+	ExpiryQueue collections.KeySet[collections.Pair[int64, string]]
+}
+
+// NewKeeper builds the keeper. authority is the only address allowed to
+// change params (normally the x/gov module account).
+func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, addressCodec address.Codec, authority string) (Keeper, error) {
+	if _, err := addressCodec.StringToBytes(authority); err != nil {
+		return Keeper{}, fmt.Errorf("invalid authority address %q: %w", authority, err)
+	}
+	sb := collections.NewSchemaBuilder(storeService)
+	k := Keeper{
+		cdc:              cdc,
+		addressCodec:     addressCodec,
+		authority:        authority,
+		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
+		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
+		Epoch:            collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
+		EpochMembers:     collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
+		EpochMemberIndex: collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
+		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
+		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
+	}
+	schema, err := sb.Build()
+	if err != nil {
+		return Keeper{}, fmt.Errorf("build x/inference schema: %w", err)
+	}
+	k.Schema = schema
+	return k, nil
+}
+
+// Authority is the address allowed to change params.
+func (k Keeper) Authority() string { return k.authority }
+
+// AddressCodec is the account address codec.
+func (k Keeper) AddressCodec() address.Codec { return k.addressCodec }
+
+// SetHooks installs the inference hooks. It may be called once, at wiring.
+func (k *Keeper) SetHooks(h types.InferenceHooks) {
+	if k.hooks != nil {
+		panic("x/inference: hooks already set")
+	}
+	k.hooks = h
+}
+
+// SetHealthStage installs the health stage of the selection filter chain.
+func (k *Keeper) SetHealthStage(h HealthStage) {
+	if k.health != nil {
+		panic("x/inference: health stage already set")
+	}
+	k.health = h
+}

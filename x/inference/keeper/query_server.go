@@ -1,0 +1,128 @@
+package keeper
+
+import (
+	"context"
+	"errors"
+
+	"cosmossdk.io/collections"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+	"github.com/cosmos/cosmos-sdk/types/query"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+type queryServer struct {
+	k Keeper
+}
+
+var _ types.QueryServer = queryServer{}
+
+// NewQueryServerImpl returns the Query service over the keeper.
+func NewQueryServerImpl(k Keeper) types.QueryServer { return queryServer{k: k} }
+
+// grpcError maps store and domain errors to gRPC status codes.
+func grpcError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, collections.ErrNotFound), errors.Is(err, types.ErrNoEpoch):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, types.ErrNoExecutor):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	default:
+		return status.Error(codes.Internal, err.Error())
+	}
+}
+
+func (q queryServer) Params(ctx context.Context, _ *types.QueryParamsRequest) (*types.QueryParamsResponse, error) {
+	params, err := q.k.Params.Get(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &types.QueryParamsResponse{Params: params}, nil
+}
+
+func (q queryServer) Participant(ctx context.Context, req *types.QueryParticipantRequest) (*types.QueryParticipantResponse, error) {
+	if req == nil {
+		return nil, status.Error(codes.InvalidArgument, "empty request")
+	}
+	addr, err := q.k.addressCodec.StringToBytes(req.Address)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "address %q: %v", req.Address, err)
+	}
+	p, err := q.k.Participants.Get(ctx, addr)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &types.QueryParticipantResponse{Participant: p}, nil
+}
+
+func (q queryServer) Participants(ctx context.Context, req *types.QueryParticipantsRequest) (*types.QueryParticipantsResponse, error) {
+	if req == nil {
+		req = &types.QueryParticipantsRequest{}
+	}
+	participants, page, err := query.CollectionPaginate(ctx, q.k.Participants, req.Pagination,
+		func(_ sdk.AccAddress, p types.Participant) (types.Participant, error) { return p, nil })
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return &types.QueryParticipantsResponse{Participants: participants, Pagination: page}, nil
+}
+
+func (q queryServer) CurrentEpoch(ctx context.Context, _ *types.QueryCurrentEpochRequest) (*types.QueryCurrentEpochResponse, error) {
+	epoch, err := q.k.currentEpoch(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	params, err := q.k.Params.Get(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
+	return &types.QueryCurrentEpochResponse{
+		Epoch:           epoch,
+		InPocPhase:      inPocPhase(epoch, params, height),
+		NextEpochHeight: nextEpochHeight(epoch, params),
+	}, nil
+}
+
+func (q queryServer) EpochGroup(ctx context.Context, _ *types.QueryEpochGroupRequest) (*types.QueryEpochGroupResponse, error) {
+	group, err := q.k.EpochGroup(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &types.QueryEpochGroupResponse{Group: group}, nil
+}
+
+func (q queryServer) Inference(ctx context.Context, req *types.QueryInferenceRequest) (*types.QueryInferenceResponse, error) {
+	if req == nil {
+		return nil, status.Error(codes.InvalidArgument, "empty request")
+	}
+	if err := types.ValidateInferenceID(req.InferenceId); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	inf, err := q.k.Inferences.Get(ctx, req.InferenceId)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &types.QueryInferenceResponse{Inference: inf}, nil
+}
+
+func (q queryServer) GetRandomExecutor(ctx context.Context, req *types.QueryGetRandomExecutorRequest) (*types.QueryGetRandomExecutorResponse, error) {
+	if req == nil {
+		return nil, status.Error(codes.InvalidArgument, "empty request")
+	}
+	if err := types.ValidateModel(req.Model); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	picked, candidates, total, err := q.k.RandomExecutor(ctx, req.Model, req.Seed)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &types.QueryGetRandomExecutorResponse{
+		Executor: picked.Member, Candidates: uint32(candidates), TotalWeight: total,
+	}, nil
+}

@@ -1,0 +1,161 @@
+package keeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	errorsmod "cosmossdk.io/errors"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/lottery"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// Candidate is an epoch member offered to the lottery at some weight.
+type Candidate struct {
+	Member types.EpochMember
+	Weight uint64
+}
+
+// HealthStage is the last stage of the selection filter chain, where the
+// circuit breaker removes excluded executors and offers probes at reduced
+// weight. It is the only stage the all-filtered-out fallback undoes.
+type HealthStage interface {
+	// Filter returns the admitted candidates, possibly with lower weights.
+	Filter(ctx context.Context, pool []Candidate) ([]Candidate, error)
+	// CheckStart refuses an inference start on an executor the stage forbids.
+	CheckStart(ctx context.Context, executor sdk.AccAddress) error
+}
+
+// routeContext is what every stage needs, read once per selection.
+type routeContext struct {
+	inPocPhase bool
+}
+
+func (k Keeper) loadRouteContext(ctx context.Context) (routeContext, error) {
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return routeContext{}, fmt.Errorf("load params: %w", err)
+	}
+	epoch, err := k.currentEpoch(ctx)
+	if err != nil {
+		return routeContext{}, err
+	}
+	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
+	return routeContext{inPocPhase: inPocPhase(epoch, params, height)}, nil
+}
+
+// admit runs the model -> status -> PoC stages on one member and says why it
+// is refused. Selection and enforcement share it, so they cannot disagree.
+func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember, model string) error {
+	if _, served := slices.BinarySearch(m.Models, model); !served {
+		return fmt.Errorf("executor %s does not serve model %q in this epoch", m.Address, model)
+	}
+	addr, err := k.addressCodec.StringToBytes(m.Address)
+	if err != nil {
+		return fmt.Errorf("epoch member address %q: %w", m.Address, err)
+	}
+	p, err := k.Participants.Get(ctx, addr)
+	if err != nil {
+		return fmt.Errorf("executor %s: %w", m.Address, err)
+	}
+	if p.Status != types.PARTICIPANT_STATUS_ACTIVE {
+		return fmt.Errorf("executor %s is %s", m.Address, p.Status)
+	}
+	if rc.inPocPhase && !m.PocAvailable {
+		return fmt.Errorf("executor %s does not serve during the PoC phase", m.Address)
+	}
+	return nil
+}
+
+// Candidates runs the whole filter chain for a model. The fallback is applied
+// once, after all stages: if the health stage leaves nothing, the pool from
+// before the health stage is returned, never an empty one.
+func (k Keeper) Candidates(ctx context.Context, model string) ([]Candidate, error) {
+	if err := types.ValidateModel(model); err != nil {
+		return nil, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
+	}
+	rc, err := k.loadRouteContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var pool []Candidate
+	err = k.EpochMembers.Walk(ctx, nil, func(_ uint32, m types.EpochMember) (bool, error) {
+		if k.admit(ctx, rc, m, model) == nil {
+			pool = append(pool, Candidate{Member: m, Weight: m.Weight})
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk epoch group: %w", err)
+	}
+	if len(pool) == 0 {
+		return nil, errorsmod.Wrapf(types.ErrNoExecutor, "no active executor serves model %q now", model)
+	}
+	if k.health == nil {
+		return pool, nil
+	}
+	healthy, err := k.health.Filter(ctx, slices.Clone(pool))
+	if err != nil {
+		return nil, fmt.Errorf("health stage: %w", err)
+	}
+	if len(healthy) == 0 {
+		return pool, nil
+	}
+	return healthy, nil
+}
+
+// RandomExecutor draws an executor for model with the seed. The same state
+// and seed always give the same executor.
+func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64) (Candidate, int, uint64, error) {
+	pool, err := k.Candidates(ctx, model)
+	if err != nil {
+		return Candidate{}, 0, 0, err
+	}
+	weights := make([]uint64, len(pool))
+	for i, c := range pool {
+		weights[i] = c.Weight
+	}
+	total, err := lottery.Total(weights)
+	if err != nil {
+		return Candidate{}, 0, 0, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
+	}
+	i, err := lottery.Draw(weights, seed)
+	switch {
+	case errors.Is(err, lottery.ErrZeroWeight):
+		return Candidate{}, 0, 0, errorsmod.Wrapf(types.ErrNoExecutor,
+			"the %d executors serving model %q all have weight 0", len(pool), model)
+	case err != nil:
+		return Candidate{}, 0, 0, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
+	}
+	return pool[i], len(pool), total, nil
+}
+
+// CheckRoutable refuses, with the reason, an executor that selection could
+// not have picked for model now (the health stage's fallback aside).
+func (k Keeper) CheckRoutable(ctx context.Context, executor sdk.AccAddress, model string) error {
+	index, err := k.EpochMemberIndex.Get(ctx, executor)
+	if err != nil {
+		return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "%s is not in the current epoch group", executor)
+	}
+	member, err := k.EpochMembers.Get(ctx, index)
+	if err != nil {
+		return fmt.Errorf("epoch member %d: %w", index, err)
+	}
+	rc, err := k.loadRouteContext(ctx)
+	if err != nil {
+		return err
+	}
+	if err := k.admit(ctx, rc, member, model); err != nil {
+		return errorsmod.Wrap(types.ErrExecutorNotRoutable, err.Error())
+	}
+	if k.health != nil {
+		if err := k.health.CheckStart(ctx, executor); err != nil {
+			return errorsmod.Wrap(types.ErrExecutorNotRoutable, err.Error())
+		}
+	}
+	return nil
+}

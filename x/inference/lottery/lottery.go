@@ -1,0 +1,88 @@
+// Package lottery draws an index from a list of weights, seeded and
+// reproducible: the same weights and seed always give the same index, on
+// every machine. It never uses math/rand or the clock.
+package lottery
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/bits"
+)
+
+var (
+	// ErrEmpty is returned when there is nothing to draw from.
+	ErrEmpty = errors.New("no candidates")
+	// ErrZeroWeight is returned when every candidate has weight zero.
+	ErrZeroWeight = errors.New("total weight is zero")
+	// ErrOverflow is returned when the weights do not sum within uint64.
+	ErrOverflow = errors.New("total weight overflows uint64")
+)
+
+// domain separates the lottery's hash from any other use of the seed.
+const domain = "inferenced/executor-lottery/v1"
+
+// maxRejections bounds rejection sampling. A draw is rejected with
+// probability below total/2^64, so in practice the first draw is kept; the
+// modulo fallback after the bound only matters for absurd totals.
+const maxRejections = 8
+
+// Total sums the weights, failing on overflow.
+func Total(weights []uint64) (uint64, error) {
+	var total uint64
+	for _, w := range weights {
+		sum, carry := bits.Add64(total, w, 0)
+		if carry != 0 {
+			return 0, ErrOverflow
+		}
+		total = sum
+	}
+	return total, nil
+}
+
+// Draw picks index i with probability weights[i]/sum(weights).
+func Draw(weights []uint64, seed uint64) (int, error) {
+	if len(weights) == 0 {
+		return 0, ErrEmpty
+	}
+	total, err := Total(weights)
+	if err != nil {
+		return 0, err
+	}
+	if total == 0 {
+		return 0, ErrZeroWeight
+	}
+	ticket := uniform(seed, total)
+	for i, w := range weights {
+		if ticket < w {
+			return i, nil
+		}
+		ticket -= w
+	}
+	// Unreachable: ticket < total = sum(weights).
+	return len(weights) - 1, nil
+}
+
+// uniform returns a value in [0, n) derived from seed without modulo bias:
+// draws at or above the largest multiple of n are rejected and redrawn.
+func uniform(seed, n uint64) uint64 {
+	limit := math.MaxUint64 - (math.MaxUint64%n+1)%n
+	var x uint64
+	for counter := uint64(0); counter < maxRejections; counter++ {
+		x = draw64(seed, counter)
+		if x <= limit {
+			break
+		}
+	}
+	return x % n
+}
+
+func draw64(seed, counter uint64) uint64 {
+	var buf [len(domain) + 16]byte
+	copy(buf[:], domain)
+	binary.BigEndian.PutUint64(buf[len(domain):], seed)
+	binary.BigEndian.PutUint64(buf[len(domain)+8:], counter)
+	sum := sha256.Sum256(buf[:])
+	return binary.BigEndian.Uint64(sum[:8])
+}

@@ -1,0 +1,59 @@
+package module
+
+import (
+	autocliv1 "cosmossdk.io/api/cosmos/autocli/v1"
+)
+
+// AutoCLIOptions describes the CLI for every query and message.
+func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
+	return &autocliv1.ModuleOptions{
+		Query: &autocliv1.ServiceCommandDescriptor{
+			Service: "inferenced.inference.v1.Query",
+			RpcCommandOptions: []*autocliv1.RpcCommandOptions{
+				{RpcMethod: "Params", Use: "params", Short: "Show the module parameters"},
+				{
+					RpcMethod: "Participant", Use: "participant [address]", Short: "Show one participant",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "address"}},
+				},
+				{RpcMethod: "Participants", Use: "participants", Short: "List participants (paginated)"},
+				{RpcMethod: "CurrentEpoch", Use: "current-epoch", Short: "Show the current epoch and its phase"},
+				{RpcMethod: "EpochGroup", Use: "epoch-group", Short: "Show the current epoch group in vote-extension order"},
+				{
+					RpcMethod: "Inference", Use: "inference [inference-id]", Short: "Show one inference",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}},
+				},
+				{
+					RpcMethod: "GetRandomExecutor", Use: "random-executor [model] [seed]",
+					Short: "Draw an executor for a model (same state and seed, same answer)",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "model"}, {ProtoField: "seed"}},
+				},
+			},
+		},
+		Tx: &autocliv1.ServiceCommandDescriptor{
+			Service: "inferenced.inference.v1.Msg",
+			RpcCommandOptions: []*autocliv1.RpcCommandOptions{
+				{RpcMethod: "UpdateParams", Skip: true}, // governance only: submit it in a proposal
+				{
+					RpcMethod: "RegisterParticipant", Use: "register-participant [inference-url] [model]...",
+					Short: "Register the signer as an executor of the models (--weight, --poc-available)",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_url"}, {ProtoField: "models", Varargs: true}},
+				},
+				{
+					RpcMethod: "UpdateParticipant", Use: "update-participant [inference-url] [model]...",
+					Short: "Change the signer's registration; the epoch group sees it next epoch",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_url"}, {ProtoField: "models", Varargs: true}},
+				},
+				{
+					RpcMethod: "StartInference", Use: "start-inference [inference-id] [model] [executor]",
+					Short: "Start an inference on an executor, as its transfer agent",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}, {ProtoField: "model"}, {ProtoField: "executor"}},
+				},
+				{
+					RpcMethod: "FinishInference", Use: "finish-inference [inference-id]",
+					Short: "Finish an inference, as its executor",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}},
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,32 @@
+package types
+
+import (
+	"github.com/cosmos/cosmos-sdk/codec"
+	"github.com/cosmos/cosmos-sdk/codec/legacy"
+	codectypes "github.com/cosmos/cosmos-sdk/codec/types"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+	"github.com/cosmos/cosmos-sdk/types/msgservice"
+)
+
+// RegisterLegacyAminoCodec registers the messages for amino JSON signing
+// (ledger). Names match the amino.name options in tx.proto.
+func RegisterLegacyAminoCodec(cdc *codec.LegacyAmino) {
+	legacy.RegisterAminoMsg(cdc, &MsgUpdateParams{}, "inferenced/x/inference/MsgUpdateParams")
+	legacy.RegisterAminoMsg(cdc, &MsgRegisterParticipant{}, "inferenced/x/inference/MsgRegisterParticipant")
+	legacy.RegisterAminoMsg(cdc, &MsgUpdateParticipant{}, "inferenced/x/inference/MsgUpdateParticipant")
+	legacy.RegisterAminoMsg(cdc, &MsgStartInference{}, "inferenced/x/inference/MsgStartInference")
+	legacy.RegisterAminoMsg(cdc, &MsgFinishInference{}, "inferenced/x/inference/MsgFinishInference")
+	cdc.RegisterConcrete(&Params{}, "inferenced/x/inference/Params", nil)
+}
+
+// RegisterInterfaces registers the messages with the interface registry.
+func RegisterInterfaces(registry codectypes.InterfaceRegistry) {
+	registry.RegisterImplementations((*sdk.Msg)(nil),
+		&MsgUpdateParams{},
+		&MsgRegisterParticipant{},
+		&MsgUpdateParticipant{},
+		&MsgStartInference{},
+		&MsgFinishInference{},
+	)
+	msgservice.RegisterMsgServiceDesc(registry, &_Msg_serviceDesc)
+}

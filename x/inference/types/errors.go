@@ -1,0 +1,20 @@
+package types
+
+import errorsmod "cosmossdk.io/errors"
+
+// Module errors. Codes are part of the API: never renumber.
+var (
+	ErrInvalidParams       = errorsmod.Register(ModuleName, 2, "invalid params")
+	ErrInvalidSigner       = errorsmod.Register(ModuleName, 3, "signer is not the authority")
+	ErrParticipantExists   = errorsmod.Register(ModuleName, 4, "participant already registered")
+	ErrParticipantNotFound = errorsmod.Register(ModuleName, 5, "participant not found")
+	ErrInvalidParticipant  = errorsmod.Register(ModuleName, 6, "invalid participant")
+	ErrInferenceExists     = errorsmod.Register(ModuleName, 7, "inference already exists")
+	ErrInferenceNotFound   = errorsmod.Register(ModuleName, 8, "inference not found")
+	ErrInvalidInference    = errorsmod.Register(ModuleName, 9, "invalid inference")
+	ErrExecutorNotRoutable = errorsmod.Register(ModuleName, 10, "executor is not routable")
+	ErrNotExecutor         = errorsmod.Register(ModuleName, 11, "signer is not the inference's executor")
+	ErrInferenceNotStarted = errorsmod.Register(ModuleName, 12, "inference is no longer in progress")
+	ErrNoExecutor          = errorsmod.Register(ModuleName, 13, "no executor available")
+	ErrNoEpoch             = errorsmod.Register(ModuleName, 14, "no epoch has started yet")
+)

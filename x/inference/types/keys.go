@@ -1,0 +1,21 @@
+package types
+
+import "cosmossdk.io/collections"
+
+const (
+	// ModuleName is the module's name, store key and router route.
+	ModuleName = "inference"
+	// StoreKey is the KV store key.
+	StoreKey = ModuleName
+)
+
+// Collection prefixes. Never reuse or renumber one: they are the state layout.
+var (
+	ParamsKey              = collections.NewPrefix(0)
+	ParticipantsPrefix     = collections.NewPrefix(1)
+	EpochKey               = collections.NewPrefix(2)
+	EpochMembersPrefix     = collections.NewPrefix(3)
+	EpochMemberIndexPrefix = collections.NewPrefix(4)
+	InferencesPrefix       = collections.NewPrefix(5)
+	ExpiryQueuePrefix      = collections.NewPrefix(6)
+)
