@@ -24,7 +24,7 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 				},
 				{
 					RpcMethod: "GetRandomExecutor", Use: "random-executor [model] [seed]",
-					Short: "Draw an executor for a model (same state and seed, same answer)",
+					Short:          "Draw an executor for a model (same state and seed, same answer)",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "model"}, {ProtoField: "seed"}},
 				},
 			},
@@ -35,22 +35,22 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 				{RpcMethod: "UpdateParams", Skip: true}, // governance only: submit it in a proposal
 				{
 					RpcMethod: "RegisterParticipant", Use: "register-participant [inference-url] [model]...",
-					Short: "Register the signer as an executor of the models (--weight, --poc-available)",
+					Short:          "Register the signer as an executor of the models (--weight, --poc-available)",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_url"}, {ProtoField: "models", Varargs: true}},
 				},
 				{
 					RpcMethod: "UpdateParticipant", Use: "update-participant [inference-url] [model]...",
-					Short: "Change the signer's registration; the epoch group sees it next epoch",
+					Short:          "Change the signer's registration; the epoch group sees it next epoch",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_url"}, {ProtoField: "models", Varargs: true}},
 				},
 				{
 					RpcMethod: "StartInference", Use: "start-inference [inference-id] [model] [executor]",
-					Short: "Start an inference on an executor, as its transfer agent",
+					Short:          "Start an inference on an executor, as its transfer agent",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}, {ProtoField: "model"}, {ProtoField: "executor"}},
 				},
 				{
 					RpcMethod: "FinishInference", Use: "finish-inference [inference-id]",
-					Short: "Finish an inference, as its executor",
+					Short:          "Finish an inference, as its executor",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}},
 				},
 			},

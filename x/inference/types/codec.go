@@ -11,12 +11,12 @@ import (
 // RegisterLegacyAminoCodec registers the messages for amino JSON signing
 // (ledger). Names match the amino.name options in tx.proto.
 func RegisterLegacyAminoCodec(cdc *codec.LegacyAmino) {
-	legacy.RegisterAminoMsg(cdc, &MsgUpdateParams{}, "inferenced/x/inference/MsgUpdateParams")
-	legacy.RegisterAminoMsg(cdc, &MsgRegisterParticipant{}, "inferenced/x/inference/MsgRegisterParticipant")
-	legacy.RegisterAminoMsg(cdc, &MsgUpdateParticipant{}, "inferenced/x/inference/MsgUpdateParticipant")
-	legacy.RegisterAminoMsg(cdc, &MsgStartInference{}, "inferenced/x/inference/MsgStartInference")
-	legacy.RegisterAminoMsg(cdc, &MsgFinishInference{}, "inferenced/x/inference/MsgFinishInference")
-	cdc.RegisterConcrete(&Params{}, "inferenced/x/inference/Params", nil)
+	legacy.RegisterAminoMsg(cdc, &MsgUpdateParams{}, "inference/MsgUpdateParams")
+	legacy.RegisterAminoMsg(cdc, &MsgRegisterParticipant{}, "inference/MsgRegisterParticipant")
+	legacy.RegisterAminoMsg(cdc, &MsgUpdateParticipant{}, "inference/MsgUpdateParticipant")
+	legacy.RegisterAminoMsg(cdc, &MsgStartInference{}, "inference/MsgStartInference")
+	legacy.RegisterAminoMsg(cdc, &MsgFinishInference{}, "inference/MsgFinishInference")
+	cdc.RegisterConcrete(&Params{}, "inference/Params", nil)
 }
 
 // RegisterInterfaces registers the messages with the interface registry.

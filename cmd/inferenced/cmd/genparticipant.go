@@ -1,0 +1,117 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cosmos/cosmos-sdk/client"
+	"github.com/cosmos/cosmos-sdk/client/flags"
+	"github.com/cosmos/cosmos-sdk/crypto/keyring"
+	"github.com/cosmos/cosmos-sdk/server"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+	"github.com/cosmos/cosmos-sdk/x/genutil"
+	genutiltypes "github.com/cosmos/cosmos-sdk/x/genutil/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+const (
+	flagWeight       = "weight"
+	flagPocAvailable = "poc-available"
+)
+
+// AddGenesisParticipantCmd registers an executor in genesis.json, so that it
+// is in the first epoch group instead of waiting for the first boundary.
+func AddGenesisParticipantCmd(defaultNodeHome string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "add-genesis-participant [address_or_key_name] [inference-url] [model]...",
+		Short: "Add an executor participant to genesis.json",
+		Args:  cobra.MinimumNArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			clientCtx := client.GetClientContextFromCmd(cmd)
+			config := server.GetServerContextFromCmd(cmd).Config
+			config.SetRoot(clientCtx.HomeDir)
+
+			addr, err := resolveAddress(cmd, clientCtx, args[0])
+			if err != nil {
+				return err
+			}
+			weight, _ := cmd.Flags().GetUint64(flagWeight)
+			poc, _ := cmd.Flags().GetBool(flagPocAvailable)
+			models, err := types.NormalizeModels(args[2:])
+			if err != nil {
+				return err
+			}
+			p := types.Participant{
+				Address:      addr,
+				InferenceUrl: args[1],
+				Models:       models,
+				Weight:       weight,
+				PocAvailable: poc,
+				Status:       types.PARTICIPANT_STATUS_ACTIVE,
+			}
+			return addParticipantToGenesis(clientCtx, config.GenesisFile(), p)
+		},
+	}
+	cmd.Flags().String(flags.FlagHome, defaultNodeHome, "The application home directory")
+	cmd.Flags().String(flags.FlagKeyringBackend, flags.DefaultKeyringBackend, "Select keyring's backend (os|file|kwallet|pass|test)")
+	cmd.Flags().Uint64(flagWeight, 100, "lottery weight (stand-in for proof-of-compute weight)")
+	cmd.Flags().Bool(flagPocAvailable, false, "also serve during the PoC phase")
+	return cmd
+}
+
+func resolveAddress(cmd *cobra.Command, clientCtx client.Context, arg string) (string, error) {
+	if _, err := sdk.AccAddressFromBech32(arg); err == nil {
+		return arg, nil
+	}
+	backend, _ := cmd.Flags().GetString(flags.FlagKeyringBackend)
+	kr, err := keyring.New(sdk.KeyringServiceName(), backend, clientCtx.HomeDir, bufio.NewReader(cmd.InOrStdin()), clientCtx.Codec)
+	if err != nil {
+		return "", fmt.Errorf("open keyring: %w", err)
+	}
+	record, err := kr.Key(arg)
+	if err != nil {
+		return "", fmt.Errorf("%q is neither an address nor a key: %w", arg, err)
+	}
+	addr, err := record.GetAddress()
+	if err != nil {
+		return "", err
+	}
+	return addr.String(), nil
+}
+
+func addParticipantToGenesis(clientCtx client.Context, genFile string, p types.Participant) error {
+	appGenesis, err := genutiltypes.AppGenesisFromFile(genFile)
+	if err != nil {
+		return fmt.Errorf("read genesis: %w", err)
+	}
+	var appState map[string]json.RawMessage
+	if err := json.Unmarshal(appGenesis.AppState, &appState); err != nil {
+		return fmt.Errorf("decode app state: %w", err)
+	}
+	var gs types.GenesisState
+	if err := clientCtx.Codec.UnmarshalJSON(appState[types.ModuleName], &gs); err != nil {
+		return fmt.Errorf("decode %s genesis: %w", types.ModuleName, err)
+	}
+	for _, existing := range gs.Participants {
+		if existing.Address == p.Address {
+			return fmt.Errorf("participant %s is already in genesis", p.Address)
+		}
+	}
+	gs.Participants = append(gs.Participants, p)
+	if err := gs.Validate(clientCtx.InterfaceRegistry.SigningContext().AddressCodec()); err != nil {
+		return fmt.Errorf("genesis would be invalid: %w", err)
+	}
+	bz, err := clientCtx.Codec.MarshalJSON(&gs)
+	if err != nil {
+		return err
+	}
+	appState[types.ModuleName] = bz
+	if appGenesis.AppState, err = json.Marshal(appState); err != nil {
+		return err
+	}
+	return genutil.ExportGenesisFile(appGenesis, genFile)
+}
