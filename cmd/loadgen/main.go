@@ -1,0 +1,223 @@
+// Command loadgen plays transfer agents against a localnet: every block it
+// asks GetRandomExecutor, starts the inference on chain, calls the
+// executor's inference endpoint and, when the executor answers, finishes the
+// inference with the executor's key. A dark executor's inferences expire.
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cosmos/cosmos-sdk/crypto/keyring"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+type config struct {
+	grpcAddr    string
+	keyringDir  string
+	chainID     string
+	agent       string
+	model       string
+	rate        int
+	blocks      int
+	runID       string
+	execTimeout time.Duration
+	eventsPath  string
+	quiet       bool
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.grpcAddr, "grpc", "127.0.0.1:9090", "gRPC address of a node")
+	flag.StringVar(&cfg.keyringDir, "keyring-dir", "build/localnet/keys", "test-backend keyring holding the agent and executor keys")
+	flag.StringVar(&cfg.chainID, "chain-id", "inferenced-local", "chain id")
+	flag.StringVar(&cfg.agent, "agent", "agent", "key name of the transfer agent")
+	flag.StringVar(&cfg.model, "model", "llama-7b", "model to request")
+	flag.IntVar(&cfg.rate, "rate", 3, "inferences started per block")
+	flag.IntVar(&cfg.blocks, "blocks", 0, "stop after this many blocks (0: until interrupted)")
+	flag.StringVar(&cfg.runID, "run", "", "prefix of inference ids and seed of the run (default: start time)")
+	flag.DurationVar(&cfg.execTimeout, "exec-timeout", 2*time.Second, "how long to wait for an executor's answer")
+	flag.StringVar(&cfg.eventsPath, "events", "", "write one JSON line per routed request to this file")
+	flag.BoolVar(&cfg.quiet, "quiet", false, "no line per block")
+	flag.Parse()
+	if cfg.runID == "" {
+		cfg.runID = fmt.Sprintf("lg%d", time.Now().Unix())
+	}
+	if cfg.rate < 1 || cfg.rate > 1000 {
+		fail(errors.New("-rate must be in 1..1000"))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil && !errors.Is(err, context.Canceled) {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "loadgen:", err)
+	os.Exit(1)
+}
+
+type driver struct {
+	cfg      config
+	chain    *chain
+	signer   *signer
+	agent    *account
+	accounts map[string]*account
+	stats    *stats
+	http     *http.Client
+	pending  sync.WaitGroup
+	started  []startedInference
+}
+
+type startedInference struct {
+	id, executor string
+}
+
+func run(ctx context.Context, cfg config) error {
+	cdc, txCfg, err := encoding()
+	if err != nil {
+		return err
+	}
+	kr, err := keyring.New(sdk.KeyringServiceName(), keyring.BackendTest, cfg.keyringDir, nil, cdc)
+	if err != nil {
+		return fmt.Errorf("open keyring %s: %w", cfg.keyringDir, err)
+	}
+	accounts, err := accountsByAddress(kr)
+	if err != nil {
+		return err
+	}
+	c, err := dialChain(cfg.grpcAddr, cdc)
+	if err != nil {
+		return err
+	}
+	defer c.conn.Close()
+	var agent *account
+	for _, a := range accounts {
+		if a.name == cfg.agent {
+			agent = a
+		}
+	}
+	if agent == nil {
+		return fmt.Errorf("no key %q in %s", cfg.agent, cfg.keyringDir)
+	}
+	var events *os.File
+	if cfg.eventsPath != "" {
+		if events, err = os.Create(cfg.eventsPath); err != nil {
+			return err
+		}
+		defer events.Close()
+	}
+	d := &driver{
+		cfg: cfg, chain: c, agent: agent, accounts: accounts,
+		signer: &signer{chain: c, txCfg: txCfg, keyring: kr, chainID: cfg.chainID},
+		http:   &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+	}
+	if events != nil {
+		d.stats = newStats(events)
+	} else {
+		d.stats = newStats(nil)
+	}
+	loopErr := d.loop(ctx)
+	d.pending.Wait()
+	// Settle: outcomes need expiration_blocks more blocks to be final.
+	settleCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := d.settle(settleCtx); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen: settle:", err)
+	}
+	names := map[string]string{}
+	for addr, a := range accounts {
+		names[addr] = a.name
+	}
+	d.stats.print(os.Stdout, names)
+	return loopErr
+}
+
+func (d *driver) loop(ctx context.Context) error {
+	h, err := d.chain.height(ctx)
+	if err != nil {
+		return err
+	}
+	for n := 0; d.cfg.blocks == 0 || n < d.cfg.blocks; n++ {
+		if h, err = d.chain.waitForBlockAfter(ctx, h); err != nil {
+			return err
+		}
+		for k := 0; k < d.cfg.rate; k++ {
+			d.route(ctx, h, k)
+		}
+		if !d.cfg.quiet {
+			fmt.Printf("block %d: routed %d\n", h, d.cfg.rate)
+		}
+	}
+	return nil
+}
+
+// seed derives a reproducible lottery seed from the run, height and slot.
+func (d *driver) seed(height int64, k int) uint64 {
+	f := fnv.New64a()
+	_, _ = f.Write([]byte(d.cfg.runID))
+	var buf [16]byte
+	binary.BigEndian.PutUint64(buf[:8], uint64(height))
+	binary.BigEndian.PutUint64(buf[8:], uint64(k))
+	_, _ = f.Write(buf[:])
+	return f.Sum64()
+}
+
+func (d *driver) route(ctx context.Context, height int64, k int) {
+	res, err := d.chain.inference.GetRandomExecutor(ctx, &types.QueryGetRandomExecutorRequest{Model: d.cfg.model, Seed: d.seed(height, k)})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "h=%d: no executor: %v\n", height, err)
+		return
+	}
+	exec := res.Executor
+	id := fmt.Sprintf("%s-%d-%d", d.cfg.runID, height, k)
+	d.stats.update(exec.Address, func(s *executorStats) { s.Assigned++ })
+	msg := &types.MsgStartInference{Creator: d.agent.address, InferenceId: id, Model: d.cfg.model, Executor: exec.Address}
+	if err := d.signer.send(ctx, d.agent, msg); err != nil {
+		d.stats.update(exec.Address, func(s *executorStats) { s.StartFailed++ })
+		d.stats.record(event{height, id, exec.Address, "start_failed"})
+		return
+	}
+	d.started = append(d.started, startedInference{id: id, executor: exec.Address})
+	d.pending.Add(1)
+	go func() {
+		defer d.pending.Done()
+		d.serve(ctx, height, id, exec)
+	}()
+}
+
+func (d *driver) serve(ctx context.Context, height int64, id string, exec types.EpochMember) {
+	hash, err := callExecutor(ctx, d.http, exec.InferenceUrl, id, d.cfg.model, d.cfg.execTimeout)
+	if err != nil {
+		d.stats.update(exec.Address, func(s *executorStats) { s.NoAnswer++ })
+		d.stats.record(event{height, id, exec.Address, "no_answer"})
+		return
+	}
+	d.stats.update(exec.Address, func(s *executorStats) { s.Answered++ })
+	acc, ok := d.accounts[exec.Address]
+	if !ok {
+		d.stats.update(exec.Address, func(s *executorStats) { s.FinishFailed++ })
+		d.stats.record(event{height, id, exec.Address, "no_executor_key"})
+		return
+	}
+	msg := &types.MsgFinishInference{Creator: exec.Address, InferenceId: id, ResponseHash: hash}
+	if err := d.signer.send(ctx, acc, msg); err != nil {
+		d.stats.update(exec.Address, func(s *executorStats) { s.FinishFailed++ })
+		d.stats.record(event{height, id, exec.Address, "finish_failed"})
+		return
+	}
+	d.stats.record(event{height, id, exec.Address, "answered"})
+}

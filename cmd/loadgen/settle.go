@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// settle waits until every started inference is past its expiry, then
+// counts the chain's verdict for each one.
+func (d *driver) settle(ctx context.Context) error {
+	if len(d.started) == 0 {
+		return nil
+	}
+	params, err := d.chain.inference.Params(ctx, &types.QueryParamsRequest{})
+	if err != nil {
+		return err
+	}
+	h, err := d.chain.height(ctx)
+	if err != nil {
+		return err
+	}
+	target := h + int64(params.Params.ExpirationBlocks) + 1
+	for h < target {
+		if h, err = d.chain.waitForBlockAfter(ctx, h); err != nil {
+			return fmt.Errorf("waiting for block %d: %w", target, err)
+		}
+	}
+	for _, s := range d.started {
+		res, err := d.chain.inference.Inference(ctx, &types.QueryInferenceRequest{InferenceId: s.id})
+		switch {
+		case status.Code(err) == codes.NotFound:
+			d.stats.update(s.executor, func(es *executorStats) { es.ChainMissing++ })
+			continue
+		case err != nil:
+			return err
+		}
+		d.stats.update(s.executor, func(es *executorStats) {
+			switch res.Inference.Status {
+			case types.INFERENCE_STATUS_FINISHED:
+				es.ChainFinished++
+			case types.INFERENCE_STATUS_EXPIRED:
+				es.ChainExpired++
+			default:
+				es.ChainOpen++
+			}
+		})
+	}
+	return nil
+}

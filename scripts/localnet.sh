@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Local multi-validator network on 127.0.0.1: N validators as separate
+# inferenced processes plus a fleet of fake executors registered in genesis.
+#
+#   scripts/localnet.sh start    init (if needed) and start everything
+#   scripts/localnet.sh stop     stop every process this network started
+#   scripts/localnet.sh status   heights, epoch and participants
+#   scripts/localnet.sh reset    stop and delete the network's home
+#
+# Settings (environment):
+#   LOCALNET_HOME      where nodes, keys and logs live   (build/localnet)
+#   NUM_VALIDATORS     validators                         (4)
+#   NUM_EXECUTORS      fake executors                     (6)
+#   PORT_OFFSET        added to every port, to run two networks at once (0)
+#   BLOCK_TIME         CometBFT timeout_commit            (1s)
+#   EPOCH_LENGTH       blocks per epoch                   (200)
+#   POC_PHASE_BLOCKS   PoC phase at the start of an epoch (0)
+#   EXPIRATION_BLOCKS  blocks before an inference expires (4)
+#   MODEL              model every executor serves        (llama-7b)
+#   CHAIN_ID           chain id                           (inferenced-local)
+#
+# Ports, for node i (0-based) and executor j (0-based), plus PORT_OFFSET:
+#   RPC 26657+100*i, P2P 26656+100*i, ABCI proxy 26658+100*i,
+#   gRPC 9090+100*i, REST 1317+100*i, executor j 8080+j.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+HOME_DIR=${LOCALNET_HOME:-$root/build/localnet}
+BIN=${INFERENCED:-$root/build/inferenced}
+EXEC_BIN=${FAKE_EXECUTOR:-$root/build/fake-executor}
+NUM_VALIDATORS=${NUM_VALIDATORS:-4}
+NUM_EXECUTORS=${NUM_EXECUTORS:-6}
+PORT_OFFSET=${PORT_OFFSET:-0}
+BLOCK_TIME=${BLOCK_TIME:-1s}
+EPOCH_LENGTH=${EPOCH_LENGTH:-200}
+POC_PHASE_BLOCKS=${POC_PHASE_BLOCKS:-0}
+EXPIRATION_BLOCKS=${EXPIRATION_BLOCKS:-4}
+MODEL=${MODEL:-llama-7b}
+CHAIN_ID=${CHAIN_ID:-inferenced-local}
+KEYS="$HOME_DIR/keys"
+KR=(--keyring-backend test --keyring-dir "$KEYS")
+
+rpc_port()  { echo $((26657 + 100 * $1 + PORT_OFFSET)); }
+p2p_port()  { echo $((26656 + 100 * $1 + PORT_OFFSET)); }
+abci_port() { echo $((26658 + 100 * $1 + PORT_OFFSET)); }
+grpc_port() { echo $((9090 + 100 * $1 + PORT_OFFSET)); }
+api_port()  { echo $((1317 + 100 * $1 + PORT_OFFSET)); }
+exec_port() { echo $((8080 + $1 + PORT_OFFSET)); }
+node_home() { echo "$HOME_DIR/node$1"; }
+
+key_address() { "$BIN" keys show "$1" -a "${KR[@]}"; }
+
+log() { printf '[localnet] %s\n' "$*" >&2; }
+
+# toml_set FILE SECTION KEY VALUE: set KEY in [SECTION] ("" = top level).
+toml_set() {
+  local file=$1 section=$2 key=$3 value=$4 tmp
+  tmp=$(mktemp)
+  awk -v section="$section" -v key="$key" -v value="$value" '
+    /^\[/ { current = substr($0, 2, length($0) - 2) }
+    current == section && $0 ~ "^" key " *=" { print key " = " value; next }
+    { print }
+  ' "$file" >"$tmp" && mv "$tmp" "$file"
+}
+
+need() {
+  for f in "$BIN" "$EXEC_BIN"; do
+    [ -x "$f" ] || { log "missing $f: run 'make build' first"; exit 1; }
+  done
+  command -v jq >/dev/null || { log "jq is required (apt-get install -y jq)"; exit 1; }
+}
+
+init_network() {
+  log "initialising $NUM_VALIDATORS validators and $NUM_EXECUTORS executors in $HOME_DIR"
+  rm -rf "$HOME_DIR"
+  mkdir -p "$HOME_DIR/logs" "$HOME_DIR/pids" "$KEYS"
+  local genesis="$(node_home 0)/config/genesis.json"
+
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")" >/dev/null 2>&1
+    "$BIN" keys add "val$i" "${KR[@]}" >/dev/null 2>&1
+  done
+  "$BIN" keys add agent "${KR[@]}" >/dev/null 2>&1
+  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
+    "$BIN" keys add "exec$j" "${KR[@]}" >/dev/null 2>&1
+  done
+
+  local n0; n0=$(node_home 0)
+  for addr in $("$BIN" keys list "${KR[@]}" --output json | jq -r '.[].address'); do
+    "$BIN" genesis add-genesis-account "$addr" 1000000000000stake --home "$n0" >/dev/null
+  done
+  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
+    local poc=false
+    [ $((j % 2)) = 0 ] && poc=true
+    "$BIN" genesis add-genesis-participant "$(key_address "exec$j")" "http://127.0.0.1:$(exec_port "$j")" "$MODEL" \
+      --weight $((100 + 10 * j)) --poc-available="$poc" --home "$n0" >/dev/null
+  done
+
+  jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" '
+    .app_state.inference.params.epoch_length = $el
+    | .app_state.inference.params.poc_phase_blocks = $poc
+    | .app_state.inference.params.expiration_blocks = $exp
+    | .app_state.gov.params.voting_period = "20s"
+    | .app_state.gov.params.expedited_voting_period = "10s"
+    | .app_state.gov.params.min_deposit[0].amount = "1000"
+  ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
+
+  mkdir -p "$n0/config/gentx"
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    local h; h=$(node_home "$i")
+    [ "$i" = 0 ] || cp "$genesis" "$h/config/genesis.json"
+    "$BIN" genesis gentx "val$i" 100000000stake --chain-id "$CHAIN_ID" "${KR[@]}" --home "$h" \
+      --output-document "$n0/config/gentx/val$i.json" >/dev/null 2>&1
+  done
+  "$BIN" genesis collect-gentxs --home "$n0" >/dev/null 2>&1
+  "$BIN" genesis validate "$genesis" --home "$n0" >/dev/null
+
+  local peers=""
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    local id; id=$("$BIN" comet show-node-id --home "$(node_home "$i")")
+    peers="${peers:+$peers,}$id@127.0.0.1:$(p2p_port "$i")"
+  done
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    local h cfg app; h=$(node_home "$i"); cfg="$h/config/config.toml"; app="$h/config/app.toml"
+    [ "$i" = 0 ] || cp "$genesis" "$h/config/genesis.json"
+    toml_set "$cfg" "" proxy_app "\"tcp://127.0.0.1:$(abci_port "$i")\""
+    toml_set "$cfg" rpc laddr "\"tcp://127.0.0.1:$(rpc_port "$i")\""
+    toml_set "$cfg" p2p laddr "\"tcp://127.0.0.1:$(p2p_port "$i")\""
+    toml_set "$cfg" p2p persistent_peers "\"$peers\""
+    toml_set "$cfg" p2p addr_book_strict false
+    toml_set "$cfg" p2p allow_duplicate_ip true
+    toml_set "$cfg" "" pprof_laddr '""'
+    toml_set "$cfg" consensus timeout_commit "\"$BLOCK_TIME\""
+    toml_set "$app" api enable true
+    toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
+    toml_set "$app" grpc address "\"127.0.0.1:$(grpc_port "$i")\""
+    toml_set "$app" grpc-web enable false
+    "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
+    "$BIN" config set client keyring-backend test --home "$h" >/dev/null
+    "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null
+  done
+  printf '%s\n' "$CHAIN_ID" >"$HOME_DIR/chain-id"
+}
+
+running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+start() {
+  need
+  [ -f "$HOME_DIR/chain-id" ] || init_network
+  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
+    local pid="$HOME_DIR/pids/exec$j.pid"
+    running "$pid" && continue
+    "$EXEC_BIN" -listen "127.0.0.1:$(exec_port "$j")" -name "exec$j" -model "$MODEL" \
+      >>"$HOME_DIR/logs/exec$j.log" 2>&1 &
+    echo $! >"$pid"
+  done
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    local pid="$HOME_DIR/pids/node$i.pid"
+    running "$pid" && continue
+    "$BIN" start --home "$(node_home "$i")" --log_level warn >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+    echo $! >"$pid"
+  done
+  wait_for_height 2 60
+  log "running: RPC http://127.0.0.1:$(rpc_port 0)  gRPC 127.0.0.1:$(grpc_port 0)  REST http://127.0.0.1:$(api_port 0)"
+}
+
+height() {
+  curl -fsS --max-time 2 "http://127.0.0.1:$(rpc_port "${1:-0}")/status" 2>/dev/null |
+    jq -r '.result.sync_info.latest_block_height' 2>/dev/null || echo 0
+}
+
+wait_for_height() {
+  local target=$1 timeout=$2 waited=0
+  while [ "$(height)" -lt "$target" ]; do
+    sleep 1
+    waited=$((waited + 1))
+    if [ "$waited" -ge "$timeout" ]; then
+      log "no block $target after ${timeout}s; see $HOME_DIR/logs"
+      return 1
+    fi
+  done
+}
+
+stop() {
+  [ -d "$HOME_DIR/pids" ] || return 0
+  local pids=()
+  for f in "$HOME_DIR"/pids/*.pid; do
+    [ -f "$f" ] || continue
+    running "$f" && pids+=("$(cat "$f")")
+    rm -f "$f"
+  done
+  [ ${#pids[@]} = 0 ] && return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 1 20); do
+    local alive=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.5
+  done
+  kill -9 "${pids[@]}" 2>/dev/null || true
+  log "stopped ${#pids[@]} processes"
+}
+
+status() {
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    printf 'node%d  rpc :%d  height %s\n' "$i" "$(rpc_port "$i")" "$(height "$i")"
+  done
+  local api="http://127.0.0.1:$(api_port 0)/inferenced/inference/v1"
+  curl -fsS --max-time 2 "$api/epoch" | jq -c '{epoch: .epoch.index, start: .epoch.start_height, next: .next_epoch_height, poc: .in_poc_phase}' || true
+  curl -fsS --max-time 2 "$api/participants" |
+    jq -r '.participants[] | "\(.address)  \(.status)  w=\(.weight)  ok=\(.current_epoch_stats.inference_count // 0)  missed=\(.current_epoch_stats.missed_requests // 0)  \(.inference_url)"' || true
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  reset) stop; rm -rf "$HOME_DIR"; log "removed $HOME_DIR" ;;
+  init) need; init_network ;;
+  *) echo "usage: $0 start|stop|status|reset|init" >&2; exit 2 ;;
+esac
