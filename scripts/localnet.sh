@@ -7,6 +7,9 @@
 #   scripts/localnet.sh status   heights, epoch and participants
 #   scripts/localnet.sh reset    stop and delete the network's home
 #
+# Processes run in their own session (setsid), so a Ctrl-C in the terminal
+# reaches only the caller, which then calls stop.
+#
 # Settings (environment):
 #   LOCALNET_HOME      where nodes, keys and logs live   (build/localnet)
 #   NUM_VALIDATORS     validators                         (4)
@@ -129,7 +132,7 @@ init_network() {
     toml_set "$cfg" p2p persistent_peers "\"$peers\""
     toml_set "$cfg" p2p addr_book_strict false
     toml_set "$cfg" p2p allow_duplicate_ip true
-    toml_set "$cfg" "" pprof_laddr '""'
+    toml_set "$cfg" rpc pprof_laddr '""'
     toml_set "$cfg" consensus timeout_commit "\"$BLOCK_TIME\""
     toml_set "$app" api enable true
     toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
@@ -150,14 +153,14 @@ start() {
   for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
     local pid="$HOME_DIR/pids/exec$j.pid"
     running "$pid" && continue
-    "$EXEC_BIN" -listen "127.0.0.1:$(exec_port "$j")" -name "exec$j" -model "$MODEL" \
+    setsid "$EXEC_BIN" -listen "127.0.0.1:$(exec_port "$j")" -name "exec$j" -model "$MODEL" \
       >>"$HOME_DIR/logs/exec$j.log" 2>&1 &
     echo $! >"$pid"
   done
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     local pid="$HOME_DIR/pids/node$i.pid"
     running "$pid" && continue
-    "$BIN" start --home "$(node_home "$i")" --log_level warn >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+    setsid "$BIN" start --home "$(node_home "$i")" --log_level warn --log_no_color >>"$HOME_DIR/logs/node$i.log" 2>&1 &
     echo $! >"$pid"
   done
   wait_for_height 2 60

@@ -24,7 +24,9 @@ func (d *driver) settle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	target := h + int64(params.Params.ExpirationBlocks) + 1
+	// A start sent during block h lands in h+1 at the latest (or h+2 if the
+	// mempool was full) and expires in that block's EndBlock + expiration.
+	target := h + int64(params.Params.ExpirationBlocks) + 3
 	for h < target {
 		if h, err = d.chain.waitForBlockAfter(ctx, h); err != nil {
 			return fmt.Errorf("waiting for block %d: %w", target, err)

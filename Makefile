@@ -1,0 +1,55 @@
+# inferenced: build, test and run a local network. `make help` lists targets.
+BUILD_DIR ?= $(CURDIR)/build
+GO        ?= go
+BINARIES  := inferenced fake-executor loadgen
+FUZZTIME  ?= 5s
+
+.PHONY: all build install proto-gen test test-unit test-localnet fuzz lint bench localnet localnet-stop clean help
+
+all: build
+
+help:
+	@echo "make build        build inferenced, fake-executor and loadgen into $(BUILD_DIR)"
+	@echo "make install      go install inferenced"
+	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
+	@echo "make test         lint, unit tests, brief fuzzing and the localnet smoke test"
+	@echo "make bench        benchmarks"
+	@echo "make localnet     build and run a 4-validator localnet with executors and load (Ctrl-C stops)"
+	@echo "make lint         go vet and gofmt check"
+
+build:
+	@mkdir -p $(BUILD_DIR)
+	$(GO) build -o $(BUILD_DIR)/inferenced ./cmd/inferenced
+	$(GO) build -o $(BUILD_DIR)/fake-executor ./cmd/fake-executor
+	$(GO) build -o $(BUILD_DIR)/loadgen ./cmd/loadgen
+
+install:
+	$(GO) install ./cmd/inferenced
+
+proto-gen:
+	bash scripts/protocgen.sh
+
+lint:
+	$(GO) vet ./...
+	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '\.pb\.go$$' -e '\.pb\.gw\.go$$')); \
+	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+
+test: lint build
+	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 20m ./...
+	$(MAKE) fuzz
+
+fuzz:
+	$(GO) test ./x/inference/lottery -run '^$$' -fuzz '^FuzzDraw$$' -fuzztime $(FUZZTIME)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./x/inference/...
+
+localnet: build
+	bash scripts/localnet-run.sh
+
+localnet-stop:
+	bash scripts/localnet.sh stop
+
+clean:
+	bash scripts/localnet.sh reset || true
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `make localnet`: a fresh localnet in the foreground. Starts the validators
+# and executors, runs the load driver, prints one line per block, and stops
+# everything on Ctrl-C. Settings are those of scripts/localnet.sh.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+export LOCALNET_HOME=${LOCALNET_HOME:-$root/build/localnet}
+PORT_OFFSET=${PORT_OFFSET:-0}
+LOAD_RATE=${LOAD_RATE:-2}
+rpc="http://127.0.0.1:$((26657 + PORT_OFFSET))"
+api="http://127.0.0.1:$((1317 + PORT_OFFSET))/inferenced/inference/v1"
+grpc="127.0.0.1:$((9090 + PORT_OFFSET))"
+
+loadgen_pid=""
+cleanup() {
+  trap - INT TERM EXIT
+  echo
+  [ -n "$loadgen_pid" ] && kill "$loadgen_pid" 2>/dev/null && wait "$loadgen_pid" 2>/dev/null
+  bash "$root/scripts/localnet.sh" stop
+  echo "[localnet] load driver summary: $LOCALNET_HOME/logs/loadgen.log"
+}
+trap cleanup INT TERM EXIT
+
+bash "$root/scripts/localnet.sh" reset
+bash "$root/scripts/localnet.sh" start
+
+cat <<INFO
+
+  validators  ${NUM_VALIDATORS:-4}     home $LOCALNET_HOME (logs in logs/)
+  RPC         $rpc
+  gRPC        $grpc
+  REST        $api/...
+  executors   http://127.0.0.1:$((8080 + PORT_OFFSET)) ... (GET /health, POST /control/dark?mode=refuse|hang, POST /control/up)
+  CLI         build/inferenced q inference participants --home $LOCALNET_HOME/node0
+  load        build/loadgen at $LOAD_RATE inferences per block
+
+INFO
+
+"$root/build/loadgen" -grpc "$grpc" -keyring-dir "$LOCALNET_HOME/keys" -rate "$LOAD_RATE" -quiet \
+  >"$LOCALNET_HOME/logs/loadgen.log" 2>&1 &
+loadgen_pid=$!
+
+last=0
+while true; do
+  h=$(curl -fsS --max-time 2 "$rpc/status" | jq -r '.result.sync_info.latest_block_height' 2>/dev/null || echo 0)
+  if [ "$h" -gt "$last" ]; then
+    last=$h
+    epoch=$(curl -fsS --max-time 2 "$api/epoch" | jq -r '"\(.epoch.index)\(if .in_poc_phase then " (PoC)" else "" end)"' 2>/dev/null || echo "?")
+    curl -fsS --max-time 2 "$api/participants?pagination.limit=1000" 2>/dev/null | jq -r --arg h "$h" --arg e "$epoch" '
+      .participants as $p
+      | [$p[] | select(.status == "PARTICIPANT_STATUS_ACTIVE")] | length as $active
+      | ([$p[] | (.current_epoch_stats.inference_count // "0" | tonumber)] | add // 0) as $ok
+      | ([$p[] | (.current_epoch_stats.missed_requests // "0" | tonumber)] | add // 0) as $missed
+      | "height \($h)  epoch \($e)  participants \($p | length) (active \($active))  finished \($ok)  missed \($missed)"' ||
+      echo "height $h"
+  fi
+  sleep 0.3
+done

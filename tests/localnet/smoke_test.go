@@ -1,0 +1,208 @@
+// Package localnet_test drives a real multi-process localnet: the built
+// binaries, scripts/localnet.sh and the load driver, on 127.0.0.1 only.
+package localnet_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+type participantJSON struct {
+	Address string `json:"address"`
+	Status  string `json:"status"`
+	Weight  string `json:"weight"`
+	Stats   struct {
+		InferenceCount string `json:"inference_count"`
+		MissedRequests string `json:"missed_requests"`
+	} `json:"current_epoch_stats"`
+}
+
+type inferenceJSON struct {
+	ID               string `json:"inference_id"`
+	Executor         string `json:"executor"`
+	Status           string `json:"status"`
+	ExpirationHeight string `json:"expiration_height"`
+}
+
+func (n *network) participant(addr string) participantJSON {
+	n.t.Helper()
+	var res struct {
+		Participant participantJSON `json:"participant"`
+	}
+	if err := n.query(&res, "inference", "participant", addr); err != nil {
+		n.t.Fatal(err)
+	}
+	return res.Participant
+}
+
+func (n *network) inference(id string) inferenceJSON {
+	n.t.Helper()
+	var res struct {
+		Inference inferenceJSON `json:"inference"`
+	}
+	if err := n.query(&res, "inference", "inference", id); err != nil {
+		n.t.Fatal(err)
+	}
+	return res.Inference
+}
+
+func atoi(t *testing.T, s string) int64 {
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return v
+}
+
+// TestLocalnetSmoke starts 4 validators and 2 executors as separate
+// processes, registers an executor, runs inferences by CLI and by the load
+// driver (one finishing, one expiring, a dark executor), checks the stats,
+// and stops the network.
+func TestLocalnetSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network; run without -short")
+	}
+	n := startNetwork(t, 5000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "EXPIRATION_BLOCKS=8", "BLOCK_TIME=500ms")
+	exec0, exec1 := n.keyAddress("exec0"), n.keyAddress("exec1")
+
+	t.Run("register an executor by transaction", func(t *testing.T) {
+		if _, err := n.cli("keys", "add", "newexec", "--keyring-backend", "test", "--keyring-dir", n.keysDir); err != nil {
+			t.Fatal(err)
+		}
+		newExec := n.keyAddress("newexec")
+		if code, log := n.tx("agent", "bank", "send", "agent", newExec, "1000000stake"); code != 0 {
+			t.Fatalf("fund newexec: code %d: %s", code, log)
+		}
+		if code, log := n.tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", "llama-7b", "--weight", "5"); code != 0 {
+			t.Fatalf("register: code %d: %s", code, log)
+		}
+		p := n.participant(newExec)
+		if p.Status != "PARTICIPANT_STATUS_ACTIVE" || p.Weight != "5" {
+			t.Fatalf("registered participant = %+v", p)
+		}
+		var group struct {
+			Group struct {
+				Members []struct{ Address string } `json:"members"`
+			} `json:"group"`
+		}
+		if err := n.query(&group, "inference", "epoch-group"); err != nil {
+			t.Fatal(err)
+		}
+		if len(group.Group.Members) != 2 {
+			t.Fatalf("epoch group has %d members, want the 2 genesis executors (newcomers join next epoch)", len(group.Group.Members))
+		}
+		code, log := n.tx("agent", "inference", "start-inference", "smoke-not-member", "llama-7b", newExec)
+		if code == 0 || !strings.Contains(log, "not in the current epoch group") {
+			t.Fatalf("start on a non-member: code %d log %q, want a refusal", code, log)
+		}
+	})
+
+	t.Run("random executor is reproducible", func(t *testing.T) {
+		var a, b struct {
+			Executor struct{ Address string } `json:"executor"`
+		}
+		if err := n.query(&a, "inference", "random-executor", "llama-7b", "7"); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.query(&b, "inference", "random-executor", "llama-7b", "7"); err != nil {
+			t.Fatal(err)
+		}
+		if a.Executor.Address != b.Executor.Address || (a.Executor.Address != exec0 && a.Executor.Address != exec1) {
+			t.Fatalf("seed 7 drew %q then %q", a.Executor.Address, b.Executor.Address)
+		}
+	})
+
+	t.Run("one inference finishes and one expires", func(t *testing.T) {
+		for _, c := range [][]string{
+			{"smoke-ok", exec0},
+			{"smoke-miss", exec1},
+		} {
+			if code, log := n.tx("agent", "inference", "start-inference", c[0], "llama-7b", c[1]); code != 0 {
+				t.Fatalf("start %s: code %d: %s", c[0], code, log)
+			}
+		}
+		if code, log := n.tx("exec0", "inference", "finish-inference", "smoke-ok"); code != 0 {
+			t.Fatalf("finish smoke-ok: code %d: %s", code, log)
+		}
+		if code, log := n.tx("exec0", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "not the inference's executor") {
+			t.Fatalf("finish by the wrong executor: code %d log %q, want a refusal", code, log)
+		}
+		miss := n.inference("smoke-miss")
+		n.waitHeight(atoi(t, miss.ExpirationHeight)+1, time.Minute)
+
+		if got := n.inference("smoke-ok").Status; got != "INFERENCE_STATUS_FINISHED" {
+			t.Errorf("smoke-ok is %s", got)
+		}
+		if got := n.inference("smoke-miss").Status; got != "INFERENCE_STATUS_EXPIRED" {
+			t.Errorf("smoke-miss is %s", got)
+		}
+		if code, log := n.tx("exec1", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "EXPIRED") {
+			t.Errorf("finish after expiry: code %d log %q, want a refusal", code, log)
+		}
+		if p := n.participant(exec0); atoi(t, p.Stats.InferenceCount) != 1 || atoi(t, p.Stats.MissedRequests) != 0 {
+			t.Errorf("exec0 stats = %+v, want 1 finished 0 missed", p.Stats)
+		}
+		if p := n.participant(exec1); atoi(t, p.Stats.InferenceCount) != 0 || atoi(t, p.Stats.MissedRequests) != 1 {
+			t.Errorf("exec1 stats = %+v, want 0 finished 1 missed", p.Stats)
+		}
+	})
+
+	t.Run("load driver against a dark executor", func(t *testing.T) {
+		res, err := http.Post(n.execURL(1)+"/control/dark?mode=refuse", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		events := filepath.Join(n.home, "events.jsonl")
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(n.bins, "loadgen"), "-grpc", n.grpcAddr(),
+			"-keyring-dir", n.keysDir, "-rate", "3", "-blocks", "4", "-run", "smoke", "-events", events, "-quiet")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("loadgen: %v\n%s", err, out)
+		}
+		t.Logf("loadgen:\n%s", out)
+		f, err := os.Open(events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		seen := map[string]int{}
+		scanner := bufio.NewScanner(f)
+		for scanner.Scan() {
+			var ev struct {
+				ID       string `json:"inference_id"`
+				Executor string `json:"executor"`
+				Outcome  string `json:"outcome"`
+			}
+			if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{exec0: "answered", exec1: "no_answer"}[ev.Executor]
+			if ev.Outcome != want {
+				t.Errorf("%s on %s: outcome %s, want %s", ev.ID, ev.Executor, ev.Outcome, want)
+			}
+			wantStatus := map[string]string{"answered": "INFERENCE_STATUS_FINISHED", "no_answer": "INFERENCE_STATUS_EXPIRED"}[ev.Outcome]
+			if got := n.inference(ev.ID).Status; got != wantStatus {
+				t.Errorf("%s (%s) is %s on chain, want %s", ev.ID, ev.Outcome, got, wantStatus)
+			}
+			seen[ev.Outcome]++
+		}
+		if seen["answered"]+seen["no_answer"] != 12 {
+			t.Errorf("events: %v, want 12 routed requests", seen)
+		}
+	})
+}
