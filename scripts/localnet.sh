@@ -15,7 +15,7 @@
 #   NUM_VALIDATORS     validators                         (4)
 #   NUM_EXECUTORS      fake executors                     (6)
 #   PORT_OFFSET        added to every port, to run two networks at once (0)
-#   BLOCK_TIME         CometBFT timeout_commit            (1s)
+#   BLOCK_TIME         CometBFT timeout_commit; ~1 s blocks (700ms)
 #   EPOCH_LENGTH       blocks per epoch                   (200)
 #   POC_PHASE_BLOCKS   PoC phase at the start of an epoch (0)
 #   EXPIRATION_BLOCKS  blocks before an inference expires (4)
@@ -34,7 +34,7 @@ EXEC_BIN=${FAKE_EXECUTOR:-$root/build/fake-executor}
 NUM_VALIDATORS=${NUM_VALIDATORS:-4}
 NUM_EXECUTORS=${NUM_EXECUTORS:-6}
 PORT_OFFSET=${PORT_OFFSET:-0}
-BLOCK_TIME=${BLOCK_TIME:-1s}
+BLOCK_TIME=${BLOCK_TIME:-700ms}
 EPOCH_LENGTH=${EPOCH_LENGTH:-200}
 POC_PHASE_BLOCKS=${POC_PHASE_BLOCKS:-0}
 EXPIRATION_BLOCKS=${EXPIRATION_BLOCKS:-4}

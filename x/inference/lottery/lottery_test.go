@@ -113,3 +113,16 @@ func FuzzDraw(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDraw1000(b *testing.B) {
+	weights := make([]uint64, 1000)
+	for i := range weights {
+		weights[i] = uint64(100 + i)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Draw(weights, uint64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -18,21 +18,23 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 	if err := gs.Params.Validate(); err != nil {
 		return fmt.Errorf("params: %w", err)
 	}
+	// Keyed by address bytes: bech32 also decodes an upper-case spelling.
 	seen := make(map[string]struct{}, len(gs.Participants))
 	for i, p := range gs.Participants {
 		if err := ValidateParticipant(ac, p); err != nil {
 			return fmt.Errorf("participant %d: %w", i, err)
 		}
-		if _, dup := seen[p.Address]; dup {
+		bz, _ := ac.StringToBytes(p.Address) // checked by ValidateParticipant
+		if _, dup := seen[string(bz)]; dup {
 			return fmt.Errorf("participant %s listed twice", p.Address)
 		}
-		seen[p.Address] = struct{}{}
+		seen[string(bz)] = struct{}{}
 	}
 	if gs.EpochGroup != nil {
 		if gs.Epoch == nil || gs.EpochGroup.EpochIndex != gs.Epoch.Index {
 			return fmt.Errorf("epoch_group needs an epoch with the same index")
 		}
-		if err := validateGroup(ac, *gs.EpochGroup); err != nil {
+		if err := validateGroup(ac, *gs.EpochGroup, seen); err != nil {
 			return fmt.Errorf("epoch_group: %w", err)
 		}
 	}
@@ -43,6 +45,11 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 	for _, inf := range gs.Inferences {
 		if err := validateInference(ac, inf); err != nil {
 			return fmt.Errorf("inference %q: %w", inf.InferenceId, err)
+		}
+		// Finish and expiry update the executor's stats: a missing one
+		// would fail EndBlock at the expiration height.
+		if bz, _ := ac.StringToBytes(inf.Executor); !has(seen, string(bz)) {
+			return fmt.Errorf("inference %q: executor %s is not a participant", inf.InferenceId, inf.Executor)
 		}
 		if _, dup := ids[inf.InferenceId]; dup {
 			return fmt.Errorf("inference %q listed twice", inf.InferenceId)
@@ -60,14 +67,8 @@ func ValidateParticipant(ac address.Codec, p Participant) error {
 	if err := ValidateInferenceURL(p.InferenceUrl); err != nil {
 		return err
 	}
-	models, err := NormalizeModels(p.Models)
-	if err != nil {
+	if err := validateSortedModels(p.Models); err != nil {
 		return err
-	}
-	for i := range models {
-		if models[i] != p.Models[i] {
-			return fmt.Errorf("models must be sorted")
-		}
 	}
 	if err := ValidateWeight(p.Weight); err != nil {
 		return err
@@ -78,7 +79,27 @@ func ValidateParticipant(ac address.Codec, p Participant) error {
 	return nil
 }
 
-func validateGroup(ac address.Codec, g EpochGroup) error {
+// validateSortedModels checks a stored model list: valid, unique and sorted,
+// as selection binary-searches it.
+func validateSortedModels(models []string) error {
+	sorted, err := NormalizeModels(models)
+	if err != nil {
+		return err
+	}
+	for i := range sorted {
+		if sorted[i] != models[i] {
+			return fmt.Errorf("models must be sorted")
+		}
+	}
+	return nil
+}
+
+func has(set map[string]struct{}, k string) bool {
+	_, ok := set[k]
+	return ok
+}
+
+func validateGroup(ac address.Codec, g EpochGroup, participants map[string]struct{}) error {
 	var prev []byte
 	for i, m := range g.Members {
 		bz, err := ac.StringToBytes(m.Address)
@@ -89,6 +110,12 @@ func validateGroup(ac address.Codec, g EpochGroup) error {
 			return fmt.Errorf("members must be sorted by address bytes and unique (at %d)", i)
 		}
 		prev = bz
+		if !has(participants, string(bz)) {
+			return fmt.Errorf("member %d (%s) is not a participant", i, m.Address)
+		}
+		if err := validateSortedModels(m.Models); err != nil {
+			return fmt.Errorf("member %d: %w", i, err)
+		}
 		if err := ValidateWeight(m.Weight); err != nil {
 			return fmt.Errorf("member %d: %w", i, err)
 		}
