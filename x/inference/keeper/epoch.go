@@ -108,8 +108,8 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 	}); err != nil {
 		return fmt.Errorf("emit epoch event: %w", err)
 	}
-	if k.hooks != nil {
-		if err := k.hooks.AfterEpochStarted(ctx, epoch); err != nil {
+	if k.seams.hooks != nil {
+		if err := k.seams.hooks.AfterEpochStarted(ctx, epoch); err != nil {
 			return errorsmod.Wrap(err, "epoch hooks")
 		}
 	}

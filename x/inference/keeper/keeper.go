@@ -22,8 +22,9 @@ type Keeper struct {
 	addressCodec address.Codec
 	authority    string
 
-	hooks  types.InferenceHooks
-	health HealthStage
+	// seams is shared by every copy of the keeper (the module and the
+	// servers hold copies), so hooks set at wiring reach all of them.
+	seams *seams
 
 	Schema       collections.Schema
 	Params       collections.Item[types.Params]
@@ -39,6 +40,11 @@ type Keeper struct {
 	ExpiryQueue collections.KeySet[collections.Pair[int64, string]]
 }
 
+type seams struct {
+	hooks  types.InferenceHooks
+	health HealthStage
+}
+
 // NewKeeper builds the keeper. authority is the only address allowed to
 // change params (normally the x/gov module account).
 func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, addressCodec address.Codec, authority string) (Keeper, error) {
@@ -50,6 +56,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		cdc:              cdc,
 		addressCodec:     addressCodec,
 		authority:        authority,
+		seams:            &seams{},
 		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
 		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
 		Epoch:            collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
@@ -73,17 +80,17 @@ func (k Keeper) Authority() string { return k.authority }
 func (k Keeper) AddressCodec() address.Codec { return k.addressCodec }
 
 // SetHooks installs the inference hooks. It may be called once, at wiring.
-func (k *Keeper) SetHooks(h types.InferenceHooks) {
-	if k.hooks != nil {
+func (k Keeper) SetHooks(h types.InferenceHooks) {
+	if k.seams.hooks != nil {
 		panic("x/inference: hooks already set")
 	}
-	k.hooks = h
+	k.seams.hooks = h
 }
 
 // SetHealthStage installs the health stage of the selection filter chain.
-func (k *Keeper) SetHealthStage(h HealthStage) {
-	if k.health != nil {
+func (k Keeper) SetHealthStage(h HealthStage) {
+	if k.seams.health != nil {
 		panic("x/inference: health stage already set")
 	}
-	k.health = h
+	k.seams.health = h
 }

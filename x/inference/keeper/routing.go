@@ -65,6 +65,9 @@ func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember,
 	if p.Status != types.PARTICIPANT_STATUS_ACTIVE {
 		return fmt.Errorf("executor %s is %s", m.Address, p.Status)
 	}
+	if m.Weight == 0 {
+		return fmt.Errorf("executor %s has weight 0 in this epoch", m.Address)
+	}
 	if rc.inPocPhase && !m.PocAvailable {
 		return fmt.Errorf("executor %s does not serve during the PoC phase", m.Address)
 	}
@@ -93,15 +96,17 @@ func (k Keeper) Candidates(ctx context.Context, model string) ([]Candidate, erro
 		return nil, fmt.Errorf("walk epoch group: %w", err)
 	}
 	if len(pool) == 0 {
-		return nil, errorsmod.Wrapf(types.ErrNoExecutor, "no active executor serves model %q now", model)
+		return nil, errorsmod.Wrapf(types.ErrNoExecutor, "no active executor with positive weight serves model %q now", model)
 	}
-	if k.health == nil {
+	if k.seams.health == nil {
 		return pool, nil
 	}
-	healthy, err := k.health.Filter(ctx, slices.Clone(pool))
+	healthy, err := k.seams.health.Filter(ctx, slices.Clone(pool))
 	if err != nil {
 		return nil, fmt.Errorf("health stage: %w", err)
 	}
+	// A candidate offered at weight 0 could never be drawn: it is filtered out.
+	healthy = slices.DeleteFunc(healthy, func(c Candidate) bool { return c.Weight == 0 })
 	if len(healthy) == 0 {
 		return pool, nil
 	}
@@ -152,8 +157,8 @@ func (k Keeper) CheckRoutable(ctx context.Context, executor sdk.AccAddress, mode
 	if err := k.admit(ctx, rc, member, model); err != nil {
 		return errorsmod.Wrap(types.ErrExecutorNotRoutable, err.Error())
 	}
-	if k.health != nil {
-		if err := k.health.CheckStart(ctx, executor); err != nil {
+	if k.seams.health != nil {
+		if err := k.seams.health.CheckStart(ctx, executor); err != nil {
 			return errorsmod.Wrap(types.ErrExecutorNotRoutable, err.Error())
 		}
 	}

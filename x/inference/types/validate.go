@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 )
 
 // Bounds on user-supplied fields: every transaction input is bounded.
@@ -37,7 +38,7 @@ func ValidateInferenceURL(raw string) error {
 	if u.Host == "" || u.Hostname() == "" {
 		return fmt.Errorf("inference_url has no host")
 	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if u.User != nil || strings.ContainsAny(raw, "?#") {
 		return fmt.Errorf("inference_url must not carry credentials, a query or a fragment")
 	}
 	return nil

@@ -1,0 +1,231 @@
+package keeper_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// weighted: members 1..4 serve "m" with weights 1..4, all poc_available.
+func weighted(t *testing.T, opts ...option) *fixture {
+	opts = append(opts, withParticipants(gp(1, 1, true, "m"), gp(2, 2, true, "m"), gp(3, 3, true, "m"), gp(4, 4, true, "m")))
+	f := newFixture(t, opts...)
+	f.begin(1)
+	f.advanceTo(1 + testPocBlocks)
+	return f
+}
+
+// counts draws seeds [0, n) and counts the winners by address.
+func counts(t *testing.T, f *fixture, model string, n uint64) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for seed := uint64(0); seed < n; seed++ {
+		resp, err := f.draw(model, seed)
+		require.NoError(t, err)
+		out[resp.Executor.Address]++
+	}
+	return out
+}
+
+// requireNear checks got against n*p within 5 standard deviations.
+func requireNear(t *testing.T, got int, n int, p float64, what string) {
+	t.Helper()
+	mean := float64(n) * p
+	sd := math.Sqrt(float64(n) * p * (1 - p))
+	require.InDelta(t, mean, float64(got), 5*sd+1, "%s: got %d, expected about %.0f", what, got, mean)
+}
+
+func TestRandomExecutorIsReproducibleForASeed(t *testing.T) {
+	a, b := weighted(t), weighted(t)
+	differs := false
+	for seed := uint64(0); seed < 64; seed++ {
+		r1, err := a.draw("m", seed)
+		require.NoError(t, err)
+		r2, err := a.draw("m", seed)
+		require.NoError(t, err)
+		r3, err := b.draw("m", seed)
+		require.NoError(t, err)
+		require.Equal(t, r1, r2, "same keeper, same seed %d", seed)
+		require.Equal(t, r1, r3, "same state on another keeper, seed %d", seed)
+		require.Equal(t, uint32(4), r1.Candidates)
+		require.Equal(t, uint64(10), r1.TotalWeight)
+		if seed > 0 {
+			prev, _ := a.draw("m", seed-1)
+			differs = differs || prev.Executor.Address != r1.Executor.Address
+		}
+	}
+	require.True(t, differs, "the seed must matter")
+}
+
+func TestRandomExecutorFollowsWeights(t *testing.T) {
+	f := weighted(t)
+	const n = 10000
+	got := counts(t, f, "m", n)
+	for i := byte(1); i <= 4; i++ {
+		requireNear(t, got[bech(i)], n, float64(i)/10, bech(i))
+	}
+}
+
+func TestRandomExecutorFilterChainModelStatusPoc(t *testing.T) {
+	// 1: serves m, poc. 2: serves m, not poc. 3: serves other only. 4: serves m, goes INACTIVE.
+	f := newFixture(t, withParticipants(gp(1, 5, true, "m"), gp(2, 5, false, "m"), gp(3, 5, true, "other"), gp(4, 5, true, "m")))
+	f.begin(1)
+	f.setStatus(4, types.PARTICIPANT_STATUS_INACTIVE)
+
+	inPoc := counts(t, f, "m", 200)
+	require.Equal(t, map[string]int{bech(1): 200}, inPoc, "PoC phase: only poc_available, active, serving members")
+	cands, err := f.k.Candidates(f.ctx, "m")
+	require.NoError(t, err)
+	require.Len(t, cands, 1)
+
+	f.advanceTo(1 + testPocBlocks)
+	after := counts(t, f, "m", 400)
+	require.Len(t, after, 2)
+	require.Positive(t, after[bech(1)])
+	require.Positive(t, after[bech(2)])
+	require.Equal(t, map[string]int{bech(3): 50}, counts(t, f, "other", 50))
+}
+
+func TestRandomExecutorZeroTotalWeightIsFailedPrecondition(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 0, true, "m"), gp(2, 0, true, "m"), gp(3, 7, true, "x")))
+	f.begin(1)
+	require.NotPanics(t, func() {
+		_, err := f.draw("m", 1)
+		require.Equal(t, codes.FailedPrecondition, status.Code(err), "err: %v", err)
+		require.ErrorContains(t, err, "positive weight")
+	})
+}
+
+func TestRandomExecutorErrors(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 1, true, "m")))
+	_, err := f.draw("m", 1)
+	require.Equal(t, codes.NotFound, status.Code(err), "before the first epoch: %v", err)
+
+	f.begin(1)
+	_, err = f.draw("unknown-model", 1)
+	require.Equal(t, codes.FailedPrecondition, status.Code(err))
+	require.ErrorContains(t, err, "unknown-model")
+	for _, bad := range []string{"", "has space", strings.Repeat("m", types.MaxModelLength+1)} {
+		_, err = f.draw(bad, 1)
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "model %q", bad)
+	}
+	_, err = f.query.GetRandomExecutor(f.ctx, nil)
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+}
+
+func TestHealthStageRemovedCandidatesAreNeverDrawn(t *testing.T) {
+	h := &fakeHealth{}
+	f := weighted(t, withHealth(h))
+	h.filter = func(pool []keeper.Candidate) []keeper.Candidate {
+		var out []keeper.Candidate
+		for _, c := range pool {
+			if c.Member.Address != bech(3) && c.Member.Address != bech(4) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	const n = 3000
+	got := counts(t, f, "m", n)
+	require.Zero(t, got[bech(3)])
+	require.Zero(t, got[bech(4)])
+	requireNear(t, got[bech(1)], n, 1.0/3, "member 1 among 1 and 2")
+	resp, err := f.draw("m", 0)
+	require.NoError(t, err)
+	require.Equal(t, uint32(2), resp.Candidates)
+	require.Equal(t, uint64(3), resp.TotalWeight)
+	require.Equal(t, n+1, h.calls, "the health stage runs on every selection")
+}
+
+func TestHealthStageRemovingAllFallsBackToPoolBeforeHealthStage(t *testing.T) {
+	h := &fakeHealth{filter: func([]keeper.Candidate) []keeper.Candidate { return nil }}
+	// 5 does not serve m and 6 goes INACTIVE: the fallback must not bring them back.
+	f := weighted(t, withHealth(h), withParticipants(gp(5, 100, true, "x"), gp(6, 100, true, "m")))
+	f.setStatus(6, types.PARTICIPANT_STATUS_INACTIVE)
+
+	cands, err := f.k.Candidates(f.ctx, "m")
+	require.NoError(t, err)
+	require.Len(t, cands, 4)
+	got := counts(t, f, "m", 2000)
+	require.Len(t, got, 4)
+	require.Zero(t, got[bech(5)])
+	require.Zero(t, got[bech(6)])
+	resp, err := f.draw("m", 9)
+	require.NoError(t, err)
+	require.Equal(t, uint32(4), resp.Candidates)
+	require.Equal(t, uint64(10), resp.TotalWeight)
+}
+
+func TestHealthStageLoweredWeightChangesDistribution(t *testing.T) {
+	h := &fakeHealth{}
+	f := weighted(t, withHealth(h))
+	const n = 4000
+	before := counts(t, f, "m", n)
+	requireNear(t, before[bech(4)], n, 0.4, "member 4 at full weight")
+
+	h.filter = func(pool []keeper.Candidate) []keeper.Candidate {
+		for i := range pool {
+			if pool[i].Member.Address == bech(4) {
+				pool[i].Weight = 0 // a probe offered at no weight, say
+			}
+			if pool[i].Member.Address == bech(1) {
+				pool[i].Weight = 4
+			}
+		}
+		return pool
+	}
+	after := counts(t, f, "m", n)
+	require.Zero(t, after[bech(4)])
+	requireNear(t, after[bech(1)], n, 4.0/9, "member 1 raised to weight 4")
+	resp, err := f.draw("m", 1)
+	require.NoError(t, err)
+	require.Equal(t, uint64(9), resp.TotalWeight)
+	require.NotEqual(t, bech(4), resp.Executor.Address)
+}
+
+func TestHealthStageCheckStartRefusalIsEnforcedByStartInference(t *testing.T) {
+	h := &fakeHealth{check: func(a sdk.AccAddress) error {
+		if a.Equals(addr(2)) {
+			return errors.New("excluded by the circuit breaker")
+		}
+		return nil
+	}}
+	f := weighted(t, withHealth(h))
+	_, err := f.start("inf-2", 2, "m")
+	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
+	require.ErrorContains(t, err, "excluded by the circuit breaker")
+	has, err := f.k.Inferences.Has(f.ctx, "inf-2")
+	require.NoError(t, err)
+	require.False(t, has)
+	f.mustStart("inf-1", 1, "m")
+	require.NoError(t, f.k.CheckRoutable(f.ctx, addr(3), "m"))
+}
+
+func TestCandidatesShareAdmissionWithCheckRoutable(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 5, true, "m"), gp(2, 5, false, "m"), gp(3, 5, true, "other"), gp(4, 5, true, "m")))
+	f.begin(1)
+	f.setStatus(4, types.PARTICIPANT_STATUS_INACTIVE)
+	for _, h := range []int64{1, 1 + testPocBlocks} {
+		f.advanceTo(h)
+		cands, err := f.k.Candidates(f.ctx, "m")
+		require.NoError(t, err)
+		in := map[string]bool{}
+		for _, c := range cands {
+			in[c.Member.Address] = true
+		}
+		for i := byte(1); i <= 4; i++ {
+			err := f.k.CheckRoutable(f.ctx, addr(i), "m")
+			require.Equal(t, in[bech(i)], err == nil, "height %d member %d: %v", h, i, err)
+		}
+	}
+}

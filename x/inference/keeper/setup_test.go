@@ -1,0 +1,302 @@
+package keeper_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"cosmossdk.io/math"
+	"cosmossdk.io/store"
+	storetypes "cosmossdk.io/store/types"
+	"github.com/cosmos/gogoproto/proto"
+	"github.com/stretchr/testify/require"
+
+	addresscodec "github.com/cosmos/cosmos-sdk/codec/address"
+	"github.com/cosmos/cosmos-sdk/runtime"
+	"github.com/cosmos/cosmos-sdk/testutil"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+	moduletestutil "github.com/cosmos/cosmos-sdk/types/module/testutil"
+	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
+
+	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/module"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+var ac = addresscodec.NewBech32Codec("infer")
+
+// Test params: short epochs, a 5-block PoC phase, gonka's SPRT defaults.
+const (
+	testEpochLength = 50
+	testPocBlocks   = 5
+	testExpiration  = 10
+	agentByte       = 0xAA
+)
+
+func testParams() types.Params {
+	p := types.DefaultParams()
+	p.EpochLength = testEpochLength
+	p.PocPhaseBlocks = testPocBlocks
+	p.ExpirationBlocks = testExpiration
+	return p
+}
+
+func authority(t testing.TB) string {
+	s, err := ac.BytesToString(authtypes.NewModuleAddress("gov"))
+	require.NoError(t, err)
+	return s
+}
+
+// addr is a fixed 20-byte test address.
+func addr(i byte) sdk.AccAddress { return bytes.Repeat([]byte{i}, 20) }
+
+func bech(i byte) string {
+	s, err := ac.BytesToString(addr(i))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func nodeURL(i byte) string { return fmt.Sprintf("http://node-%d.example:8080/v1", i) }
+
+// gp is a genesis participant: ACTIVE, serving models (which must be sorted).
+func gp(i byte, weight uint64, poc bool, models ...string) types.Participant {
+	return types.Participant{
+		Address: bech(i), InferenceUrl: nodeURL(i), Models: models, Weight: weight,
+		PocAvailable: poc, Status: types.PARTICIPANT_STATUS_ACTIVE,
+	}
+}
+
+type fixture struct {
+	t      *testing.T
+	ctx    sdk.Context
+	k      *keeper.Keeper
+	msg    types.MsgServer
+	query  types.QueryServer
+	hooks  *recordingHooks
+	cms    store.CommitMultiStore
+	height int64
+}
+
+type config struct {
+	genesis *types.GenesisState
+	health  keeper.HealthStage
+}
+
+type option func(*config)
+
+// withParticipants puts participants into the genesis.
+func withParticipants(ps ...types.Participant) option {
+	return func(c *config) { c.genesis.Participants = append(c.genesis.Participants, ps...) }
+}
+
+func withGenesis(gs types.GenesisState) option { return func(c *config) { *c.genesis = gs } }
+
+func withParams(p types.Params) option { return func(c *config) { c.genesis.Params = p } }
+
+func withHealth(h keeper.HealthStage) option { return func(c *config) { c.health = h } }
+
+// newKeeper builds a bare keeper on an in-memory store, with no genesis.
+func newKeeper(t *testing.T) (keeper.Keeper, testutil.TestContext) {
+	t.Helper()
+	key := storetypes.NewKVStoreKey(types.StoreKey)
+	tc := testutil.DefaultContextWithDB(t, key, storetypes.NewTransientStoreKey("transient_test"))
+	enc := moduletestutil.MakeTestEncodingConfig(module.AppModule{})
+	k, err := keeper.NewKeeper(enc.Codec, runtime.NewKVStoreService(key), ac, authority(t))
+	require.NoError(t, err)
+	return k, tc
+}
+
+// newFixture builds a keeper on an in-memory store, installs a recording
+// hook (and a health stage if asked), loads the genesis at height 0 and
+// builds the servers last, as they hold a copy of the keeper.
+func newFixture(t *testing.T, opts ...option) *fixture {
+	t.Helper()
+	cfg := config{genesis: types.DefaultGenesis()}
+	cfg.genesis.Params = testParams()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	k, tc := newKeeper(t)
+	hooks := &recordingHooks{}
+	k.SetHooks(hooks)
+	if cfg.health != nil {
+		k.SetHealthStage(cfg.health)
+	}
+	ctx := tc.Ctx.WithBlockHeight(0)
+	require.NoError(t, k.InitGenesis(ctx, *cfg.genesis))
+	return &fixture{
+		t: t, ctx: ctx, k: &k, hooks: hooks, cms: tc.CMS,
+		msg: keeper.NewMsgServerImpl(k), query: keeper.NewQueryServerImpl(k),
+	}
+}
+
+// begin starts block h with a fresh event manager and runs BeginBlock.
+func (f *fixture) begin(h int64) {
+	f.t.Helper()
+	f.height = h
+	f.ctx = f.ctx.WithBlockHeight(h).WithEventManager(sdk.NewEventManager())
+	require.NoError(f.t, f.k.BeginBlock(f.ctx))
+}
+
+func (f *fixture) end() {
+	f.t.Helper()
+	require.NoError(f.t, f.k.EndBlock(f.ctx))
+}
+
+// block runs a whole block with no transactions.
+func (f *fixture) block(h int64) {
+	f.t.Helper()
+	f.begin(h)
+	f.end()
+}
+
+// advanceTo runs empty blocks after the current one up to and including h.
+func (f *fixture) advanceTo(h int64) {
+	f.t.Helper()
+	for next := f.height + 1; next <= h; next++ {
+		f.block(next)
+	}
+}
+
+func (f *fixture) register(i byte, weight uint64, poc bool, models ...string) error {
+	_, err := f.msg.RegisterParticipant(f.ctx, &types.MsgRegisterParticipant{
+		Creator: bech(i), InferenceUrl: nodeURL(i), Models: models, Weight: weight, PocAvailable: poc,
+	})
+	return err
+}
+
+func (f *fixture) start(id string, executor byte, model string) (int64, error) {
+	resp, err := f.msg.StartInference(f.ctx, &types.MsgStartInference{
+		Creator: bech(agentByte), Executor: bech(executor), InferenceId: id, Model: model, PromptHash: "cHJvbXB0",
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.ExpirationHeight, nil
+}
+
+func (f *fixture) mustStart(id string, executor byte, model string) int64 {
+	f.t.Helper()
+	exp, err := f.start(id, executor, model)
+	require.NoError(f.t, err)
+	return exp
+}
+
+func (f *fixture) finish(signer byte, id string) error {
+	_, err := f.msg.FinishInference(f.ctx, &types.MsgFinishInference{
+		Creator: bech(signer), InferenceId: id, ResponseHash: "cmVzcG9uc2U=",
+	})
+	return err
+}
+
+func (f *fixture) participant(i byte) types.Participant {
+	f.t.Helper()
+	p, err := f.k.Participants.Get(f.ctx, addr(i))
+	require.NoError(f.t, err)
+	return p
+}
+
+func (f *fixture) setStatus(i byte, s types.ParticipantStatus) {
+	f.t.Helper()
+	p := f.participant(i)
+	p.Status = s
+	require.NoError(f.t, f.k.Participants.Set(f.ctx, addr(i), p))
+}
+
+func (f *fixture) inference(id string) types.Inference {
+	f.t.Helper()
+	inf, err := f.k.Inferences.Get(f.ctx, id)
+	require.NoError(f.t, err)
+	return inf
+}
+
+func (f *fixture) group() types.EpochGroup {
+	f.t.Helper()
+	g, err := f.k.EpochGroup(f.ctx)
+	require.NoError(f.t, err)
+	return g
+}
+
+func (f *fixture) draw(model string, seed uint64) (*types.QueryGetRandomExecutorResponse, error) {
+	return f.query.GetRandomExecutor(f.ctx, &types.QueryGetRandomExecutorRequest{Model: model, Seed: seed})
+}
+
+// memberAddrs lists the group's member addresses in index order.
+func memberAddrs(g types.EpochGroup) []string {
+	out := make([]string, len(g.Members))
+	for i, m := range g.Members {
+		out[i] = m.Address
+	}
+	return out
+}
+
+// typedEvents returns the typed events of type T emitted on ctx so far.
+func typedEvents[T proto.Message](t testing.TB, ctx sdk.Context) []T {
+	t.Helper()
+	var zero T
+	name := proto.MessageName(zero)
+	var out []T
+	for _, ev := range ctx.EventManager().ABCIEvents() {
+		if ev.Type != name {
+			continue
+		}
+		msg, err := sdk.ParseTypedEvent(ev)
+		require.NoError(t, err)
+		out = append(out, msg.(T))
+	}
+	return out
+}
+
+func dec(s string) math.LegacyDec { return math.LegacyMustNewDecFromStr(s) }
+
+// recordingHooks records every hook call; err, if set, is returned by all.
+type recordingHooks struct {
+	epochs   []types.Epoch
+	finished []string
+	expired  []string
+	err      error
+}
+
+var _ types.InferenceHooks = (*recordingHooks)(nil)
+
+func (h *recordingHooks) AfterInferenceFinished(_ context.Context, inf types.Inference) error {
+	h.finished = append(h.finished, inf.InferenceId)
+	return h.err
+}
+
+func (h *recordingHooks) AfterInferenceExpired(_ context.Context, inf types.Inference) error {
+	h.expired = append(h.expired, inf.InferenceId)
+	return h.err
+}
+
+func (h *recordingHooks) AfterEpochStarted(_ context.Context, e types.Epoch) error {
+	h.epochs = append(h.epochs, e)
+	return h.err
+}
+
+// fakeHealth is a configurable HealthStage; nil funcs admit everything.
+type fakeHealth struct {
+	filter func([]keeper.Candidate) []keeper.Candidate
+	check  func(sdk.AccAddress) error
+	calls  int
+}
+
+var _ keeper.HealthStage = (*fakeHealth)(nil)
+
+func (h *fakeHealth) Filter(_ context.Context, pool []keeper.Candidate) ([]keeper.Candidate, error) {
+	h.calls++
+	if h.filter == nil {
+		return pool, nil
+	}
+	return h.filter(pool), nil
+}
+
+func (h *fakeHealth) CheckStart(_ context.Context, executor sdk.AccAddress) error {
+	if h.check == nil {
+		return nil
+	}
+	return h.check(executor)
+}
