@@ -38,8 +38,15 @@ test: lint build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) fuzz
 
+# Each fuzz target runs for FUZZTIME (go test -fuzz takes one target at a time).
+FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate
+
 fuzz:
-	$(GO) test ./x/inference/lottery -run '^$$' -fuzz '^FuzzDraw$$' -fuzztime $(FUZZTIME)
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./x/inference/...
