@@ -1,6 +1,13 @@
 package app
 
 import (
+	"fmt"
+
+	"cosmossdk.io/x/tx/signing"
+	"github.com/cosmos/gogoproto/proto"
+
+	"github.com/cosmos/cosmos-sdk/codec/address"
+	"github.com/cosmos/cosmos-sdk/codec/types"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 )
 
@@ -24,4 +31,20 @@ func SetAddressPrefixes() {
 		AccountAddressPrefix+sdk.PrefixValidator+sdk.PrefixOperator+sdk.PrefixPublic)
 	cfg.SetBech32PrefixForConsensusNode(AccountAddressPrefix+sdk.PrefixValidator+sdk.PrefixConsensus,
 		AccountAddressPrefix+sdk.PrefixValidator+sdk.PrefixConsensus+sdk.PrefixPublic)
+}
+
+// NewInterfaceRegistry builds an interface registry that resolves every
+// gogoproto type and reads signers with this chain's bech32 prefixes.
+func NewInterfaceRegistry() (types.InterfaceRegistry, error) {
+	registry, err := types.NewInterfaceRegistryWithOptions(types.InterfaceRegistryOptions{
+		ProtoFiles: proto.HybridResolver,
+		SigningOptions: signing.Options{
+			AddressCodec:          address.NewBech32Codec(sdk.GetConfig().GetBech32AccountAddrPrefix()),
+			ValidatorAddressCodec: address.NewBech32Codec(sdk.GetConfig().GetBech32ValidatorAddrPrefix()),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("interface registry: %w", err)
+	}
+	return registry, nil
 }
