@@ -3,6 +3,12 @@ BUILD_DIR ?= $(CURDIR)/build
 GO        ?= go
 BINARIES  := inferenced fake-executor loadgen
 FUZZTIME  ?= 5s
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
+             -X github.com/cosmos/cosmos-sdk/version.AppName=inferenced \
+             -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
+             -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
 .PHONY: all build install proto-gen test test-unit test-localnet fuzz lint bench localnet localnet-stop clean help
 
@@ -19,12 +25,12 @@ help:
 
 build:
 	@mkdir -p $(BUILD_DIR)
-	$(GO) build -o $(BUILD_DIR)/inferenced ./cmd/inferenced
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BUILD_DIR)/inferenced ./cmd/inferenced
 	$(GO) build -o $(BUILD_DIR)/fake-executor ./cmd/fake-executor
 	$(GO) build -o $(BUILD_DIR)/loadgen ./cmd/loadgen
 
 install:
-	$(GO) install ./cmd/inferenced
+	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/inferenced
 
 proto-gen:
 	bash scripts/protocgen.sh
