@@ -18,7 +18,8 @@ help:
 	@echo "make build        build inferenced, fake-executor and loadgen into $(BUILD_DIR)"
 	@echo "make install      go install inferenced"
 	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
-	@echo "make test         lint, unit tests, brief fuzzing and the localnet smoke test"
+	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
+	@echo "make test-unit    unit tests only; make test-localnet: multi-process tests only"
 	@echo "make bench        benchmarks"
 	@echo "make localnet     build and run a 4-validator localnet with executors and load (Ctrl-C stops)"
 	@echo "make lint         go vet and gofmt check"
@@ -37,12 +38,18 @@ proto-gen:
 
 lint:
 	$(GO) vet ./...
-	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '\.pb\.go$$' -e '\.pb\.gw\.go$$')); \
+	@bad=$$(git ls-files '*.go' | grep -v -e '\.pb\.go$$' -e '\.pb\.gw\.go$$' | xargs -r gofmt -l); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
-test: lint build
-	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 20m ./...
-	$(MAKE) fuzz
+# Unit tests first, then the multi-process localnet tests on their own, so
+# the two never compete for the CPU.
+test: lint build test-unit test-localnet fuzz
+
+test-unit:
+	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
+
+test-localnet: build
+	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/...
 
 # Each fuzz target runs for FUZZTIME (go test -fuzz takes one target at a time).
 FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate

@@ -106,6 +106,7 @@ init_network() {
     | .app_state.gov.params.voting_period = "20s"
     | .app_state.gov.params.expedited_voting_period = "10s"
     | .app_state.gov.params.min_deposit[0].amount = "1000"
+    | .consensus.params.block.max_gas = "100000000"
   ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
 
   mkdir -p "$n0/config/gentx"
@@ -134,6 +135,7 @@ init_network() {
     toml_set "$cfg" p2p allow_duplicate_ip true
     toml_set "$cfg" rpc pprof_laddr '""'
     toml_set "$cfg" consensus timeout_commit "\"$BLOCK_TIME\""
+    toml_set "$app" "" minimum-gas-prices '"0stake"'
     toml_set "$app" api enable true
     toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
     toml_set "$app" grpc address "\"127.0.0.1:$(grpc_port "$i")\""
@@ -147,9 +149,33 @@ init_network() {
 
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# check_ports refuses to start over another network: a leftover process on
+# one of our ports would otherwise answer for this one.
+check_ports() {
+  local p busy=()
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    running "$HOME_DIR/pids/node$i.pid" && continue
+    for p in $(rpc_port "$i") $(p2p_port "$i") $(abci_port "$i") $(grpc_port "$i") $(api_port "$i"); do
+      port_in_use "$p" && busy+=("$p")
+    done
+  done
+  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
+    running "$HOME_DIR/pids/exec$j.pid" && continue
+    p=$(exec_port "$j")
+    port_in_use "$p" && busy+=("$p")
+  done
+  if [ ${#busy[@]} -gt 0 ]; then
+    log "ports already in use: ${busy[*]} (another localnet? try PORT_OFFSET or 'scripts/localnet.sh stop')"
+    return 1
+  fi
+}
+
 start() {
   need
   [ -f "$HOME_DIR/chain-id" ] || init_network
+  check_ports
   for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
     local pid="$HOME_DIR/pids/exec$j.pid"
     running "$pid" && continue
@@ -163,7 +189,10 @@ start() {
     setsid "$BIN" start --home "$(node_home "$i")" --log_level warn --log_no_color >>"$HOME_DIR/logs/node$i.log" 2>&1 &
     echo $! >"$pid"
   done
-  wait_for_height 2 60
+  if ! wait_for_height 2 60; then
+    stop
+    exit 1
+  fi
   log "running: RPC http://127.0.0.1:$(rpc_port 0)  gRPC 127.0.0.1:$(grpc_port 0)  REST http://127.0.0.1:$(api_port 0)"
 }
 

@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the gogoproto Go code from proto/ without the Buf registry:
-# protoc from Debian, generators from `go install`, third-party imports from
-# the Go module cache. Running it on a clean tree changes nothing.
+# protoc from Debian, the generators built from this module's `tool`
+# directives (pinned by go.mod and go.sum), third-party imports from the Go
+# module cache. Running it on a clean tree changes nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-GOCOSMOS_VERSION=v1.7.2   # github.com/cosmos/gogoproto
-GATEWAY_VERSION=v1.16.0   # github.com/grpc-ecosystem/grpc-gateway
 
 if ! command -v protoc >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -20,16 +18,19 @@ fi
 
 tools="$PWD/build/tools"
 mkdir -p "$tools"
-[ -x "$tools/protoc-gen-gocosmos" ] ||
-  GOBIN="$tools" go install "github.com/cosmos/gogoproto/protoc-gen-gocosmos@$GOCOSMOS_VERSION"
-[ -x "$tools/protoc-gen-grpc-gateway" ] ||
-  GOBIN="$tools" go install "github.com/grpc-ecosystem/grpc-gateway/protoc-gen-grpc-gateway@$GATEWAY_VERSION"
+go build -o "$tools/" \
+  github.com/cosmos/gogoproto/protoc-gen-gocosmos \
+  github.com/grpc-ecosystem/grpc-gateway/protoc-gen-grpc-gateway
 
-moddir() { go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
-gogo=$(moddir "github.com/cosmos/gogoproto@$GOCOSMOS_VERSION")
-cosmosproto=$(moddir "$(go list -m -f '{{.Path}}@{{.Version}}' github.com/cosmos/cosmos-proto)")
-sdk=$(moddir "$(go list -m -f '{{.Path}}@{{.Version}}' github.com/cosmos/cosmos-sdk)")
-gateway=$(moddir "github.com/grpc-ecosystem/grpc-gateway@$GATEWAY_VERSION")
+# The module directories of the versions go.mod pins.
+moddir() {
+  go mod download "$1" >/dev/null
+  go list -m -f '{{.Dir}}' "$1"
+}
+gogo=$(moddir github.com/cosmos/gogoproto)
+cosmosproto=$(moddir github.com/cosmos/cosmos-proto)
+sdk=$(moddir github.com/cosmos/cosmos-sdk)
+gateway=$(moddir github.com/grpc-ecosystem/grpc-gateway)
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -49,14 +49,22 @@ func (c *chain) height(ctx context.Context) (int64, error) {
 	return res.SdkBlock.Header.Height, nil
 }
 
+// maxBlockWait is how long the driver waits for the next block before it
+// gives up on the node.
+const maxBlockWait = time.Minute
+
 // waitForBlockAfter polls until a block above h is committed.
 func (c *chain) waitForBlockAfter(ctx context.Context, h int64) (int64, error) {
 	ticker := time.NewTicker(100 * time.Millisecond)
 	defer ticker.Stop()
+	deadline := time.Now().Add(maxBlockWait)
 	for {
 		now, err := c.height(ctx)
 		if err == nil && now > h {
 			return now, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("no block after %d in %s (last error: %v)", h, maxBlockWait, err)
 		}
 		select {
 		case <-ctx.Done():

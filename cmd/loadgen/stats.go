@@ -11,7 +11,8 @@ import (
 
 // executorStats counts what the driver saw for one executor. Assigned is
 // what GetRandomExecutor routed to it; the chain columns come from querying
-// the inferences after they could no longer be open.
+// the inferences after they could no longer be open (chain-refused: the
+// start passed CheckTx but was refused when the block executed it).
 type executorStats struct {
 	Assigned      int `json:"assigned"`
 	StartFailed   int `json:"start_failed"`
@@ -73,12 +74,12 @@ func (s *stats) print(w io.Writer, names map[string]string) {
 	}
 	sort.Strings(execs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "executor\tkey\tassigned\tanswered\tno-answer\tstart-failed\tfinish-failed\tchain-finished\tchain-expired\tchain-open")
+	fmt.Fprintln(tw, "executor\tkey\tassigned\tanswered\tno-answer\tstart-failed\tfinish-failed\tchain-finished\tchain-expired\tchain-open\tchain-refused")
 	var total executorStats
 	for _, e := range execs {
 		es := s.byExec[e]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", e, names[e], es.Assigned, es.Answered, es.NoAnswer,
-			es.StartFailed, es.FinishFailed, es.ChainFinished, es.ChainExpired, es.ChainOpen)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", e, names[e], es.Assigned, es.Answered, es.NoAnswer,
+			es.StartFailed, es.FinishFailed, es.ChainFinished, es.ChainExpired, es.ChainOpen, es.ChainMissing)
 		total.Assigned += es.Assigned
 		total.Answered += es.Answered
 		total.NoAnswer += es.NoAnswer

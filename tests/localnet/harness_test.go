@@ -59,6 +59,7 @@ func startNetwork(t *testing.T, offset int, extraEnv ...string) *network {
 		fmt.Sprintf("PORT_OFFSET=%d", offset),
 	)
 	n.env = append(n.env, extraEnv...)
+	n.startWatchdog()
 	t.Cleanup(func() {
 		if out, err := n.script(2*time.Minute, "stop"); err != nil {
 			t.Logf("localnet stop: %v\n%s", err, out)
@@ -71,6 +72,20 @@ func startNetwork(t *testing.T, offset int, extraEnv ...string) *network {
 		t.Fatalf("localnet start: %v\n%s", err, out)
 	}
 	return n
+}
+
+// startWatchdog stops the network if this test process dies without running
+// its cleanups (a `go test -timeout` kill): the nodes run in their own
+// sessions and would otherwise outlive it.
+func (n *network) startWatchdog() {
+	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 2; done; exec bash %q stop",
+		os.Getpid(), filepath.Join(n.root, "scripts", "localnet.sh"))
+	cmd := exec.Command("setsid", "bash", "-c", script)
+	cmd.Env = n.env
+	if err := cmd.Start(); err != nil {
+		n.t.Fatalf("start watchdog: %v", err)
+	}
+	go func() { _ = cmd.Wait() }()
 }
 
 func (n *network) script(timeout time.Duration, args ...string) (string, error) {

@@ -12,10 +12,10 @@ func initCometConfig() *cmtcfg.Config {
 	return cmtcfg.DefaultConfig()
 }
 
-// initAppConfig sets a minimum gas price so that a node does not accept
-// free transactions by accident.
+// initAppConfig sets a non-zero minimum gas price so that a node does not
+// accept free transactions by accident (the localnet sets zero on purpose).
 func initAppConfig() (string, interface{}) {
 	cfg := serverconfig.DefaultConfig()
-	cfg.MinGasPrices = "0stake"
+	cfg.MinGasPrices = "0.001stake"
 	return serverconfig.DefaultConfigTemplate, cfg
 }

@@ -26,6 +26,9 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 			return err
 		}
 	}
+	if err := k.ParticipantCount.Set(ctx, uint64(len(gs.Participants))); err != nil {
+		return fmt.Errorf("store participant count: %w", err)
+	}
 	if gs.Epoch != nil {
 		if err := k.Epoch.Set(ctx, *gs.Epoch); err != nil {
 			return fmt.Errorf("store epoch: %w", err)

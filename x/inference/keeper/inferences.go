@@ -120,7 +120,7 @@ func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, 
 	if err := k.closeInference(ctx, inf); err != nil {
 		return err
 	}
-	if err := k.countOutcome(ctx, inf, executor, true); err != nil {
+	if err := k.countOutcome(ctx, executor, true); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceFinished{
@@ -171,7 +171,7 @@ func (k Keeper) expire(ctx context.Context, id string, height int64) error {
 	if err != nil {
 		return fmt.Errorf("inference executor %q: %w", inf.Executor, err)
 	}
-	if err := k.countOutcome(ctx, inf, executor, false); err != nil {
+	if err := k.countOutcome(ctx, executor, false); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{
@@ -198,16 +198,10 @@ func (k Keeper) closeInference(ctx context.Context, inf types.Inference) error {
 }
 
 // countOutcome adds a finish or a miss to the executor's epoch stats and, on
-// a miss, runs the SPRT downtime check. Outcomes of inferences started in an
-// earlier epoch are not counted: the stats belong to the epoch they reset in.
-func (k Keeper) countOutcome(ctx context.Context, inf types.Inference, executor sdk.AccAddress, ok bool) error {
-	epoch, err := k.currentEpoch(ctx)
-	if err != nil {
-		return err
-	}
-	if inf.EpochIndex != epoch.Index {
-		return nil
-	}
+// a miss, runs the SPRT downtime check. An outcome counts in the epoch where
+// it happens, even for an inference started in the previous one: otherwise
+// an executor could ignore every request of an epoch's last blocks for free.
+func (k Keeper) countOutcome(ctx context.Context, executor sdk.AccAddress, ok bool) error {
 	p, err := k.Participants.Get(ctx, executor)
 	if err != nil {
 		return fmt.Errorf("load executor %s: %w", executor, err)

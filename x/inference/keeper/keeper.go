@@ -29,7 +29,10 @@ type Keeper struct {
 	Schema       collections.Schema
 	Params       collections.Item[types.Params]
 	Participants collections.Map[sdk.AccAddress, types.Participant]
-	Epoch        collections.Item[types.Epoch]
+	// ParticipantCount is the size of Participants, kept so that
+	// registration can enforce max_participants in O(1).
+	ParticipantCount collections.Item[uint64]
+	Epoch            collections.Item[types.Epoch]
 	// EpochMembers holds the current epoch group by index (address order).
 	EpochMembers collections.Map[uint32, types.EpochMember]
 	// EpochMemberIndex maps a member's address to its index in EpochMembers.
@@ -59,6 +62,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		seams:            &seams{},
 		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
 		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
+		ParticipantCount: collections.NewItem(sb, types.ParticipantCountKey, "participant_count", collections.Uint64Value),
 		Epoch:            collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
 		EpochMembers:     collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
 		EpochMemberIndex: collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),

@@ -105,7 +105,7 @@ func TestRegisterParticipantAcceptsBoundaryValues(t *testing.T) {
 		Models: models, Weight: types.MaxParticipantWeight,
 	})
 	require.NoError(t, err)
-	require.NoError(t, f.register(2, 0, false, strings.Repeat("m", types.MaxModelLength)))
+	require.NoError(t, f.register(2, 1, false, strings.Repeat("m", types.MaxModelLength)))
 }
 
 func TestUpdateParticipantChangesFieldsButNotStatusOrStats(t *testing.T) {

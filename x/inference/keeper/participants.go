@@ -32,6 +32,9 @@ func (f ParticipantFields) normalize() (ParticipantFields, error) {
 	if err := types.ValidateWeight(f.Weight); err != nil {
 		return f, errorsmod.Wrap(types.ErrInvalidParticipant, err.Error())
 	}
+	if f.Weight == 0 {
+		return f, errorsmod.Wrap(types.ErrInvalidParticipant, "weight must be >= 1: a weight-0 executor is never drawn")
+	}
 	f.Models = models
 	return f, nil
 }
@@ -49,6 +52,9 @@ func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fi
 	}
 	if has {
 		return errorsmod.Wrapf(types.ErrParticipantExists, "%s; use update-participant to change it", addr)
+	}
+	if err := k.reserveParticipantSlot(ctx); err != nil {
+		return err
 	}
 	addrStr, err := k.addressCodec.BytesToString(addr)
 	if err != nil {
@@ -106,6 +112,26 @@ func (k Keeper) setParticipant(ctx context.Context, p types.Participant) error {
 	}
 	if err := k.Participants.Set(ctx, addr, p); err != nil {
 		return fmt.Errorf("store participant: %w", err)
+	}
+	return nil
+}
+
+// reserveParticipantSlot counts a new participant, refusing it once the
+// registry holds max_participants.
+func (k Keeper) reserveParticipantSlot(ctx context.Context) error {
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("load params: %w", err)
+	}
+	count, err := k.ParticipantCount.Get(ctx)
+	if err != nil && !errors.Is(err, collections.ErrNotFound) {
+		return fmt.Errorf("load participant count: %w", err)
+	}
+	if count >= params.MaxParticipants {
+		return errorsmod.Wrapf(types.ErrInvalidParticipant, "the registry is full (max_participants = %d)", params.MaxParticipants)
+	}
+	if err := k.ParticipantCount.Set(ctx, count+1); err != nil {
+		return fmt.Errorf("store participant count: %w", err)
 	}
 	return nil
 }

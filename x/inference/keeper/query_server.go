@@ -118,7 +118,10 @@ func (q queryServer) GetRandomExecutor(ctx context.Context, req *types.QueryGetR
 	if err := types.ValidateModel(req.Model); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	picked, candidates, total, err := q.k.RandomExecutor(ctx, req.Model, req.Seed)
+	// A query reads the last committed block; the start it informs executes
+	// in the next one, so the stages are evaluated as of that block.
+	next := sdk.UnwrapSDKContext(ctx).BlockHeight() + 1
+	picked, candidates, total, err := q.k.RandomExecutor(ctx, req.Model, req.Seed, next)
 	if err != nil {
 		return nil, grpcError(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"cosmossdk.io/collections"
 	errorsmod "cosmossdk.io/errors"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -26,8 +27,22 @@ type Candidate struct {
 type HealthStage interface {
 	// Filter returns the admitted candidates, possibly with lower weights.
 	Filter(ctx context.Context, pool []Candidate) ([]Candidate, error)
-	// CheckStart refuses an inference start on an executor the stage forbids.
-	CheckStart(ctx context.Context, executor sdk.AccAddress) error
+	// CheckStart refuses an inference start for model on an executor the
+	// stage forbids.
+	CheckStart(ctx context.Context, executor sdk.AccAddress, model string) error
+}
+
+// refusal is why admission turned a member away. Any other error from
+// admission is a store or state fault and is returned, never skipped.
+type refusal struct{ reason string }
+
+func (r refusal) Error() string { return r.reason }
+
+func refuse(format string, args ...any) error { return refusal{reason: fmt.Sprintf(format, args...)} }
+
+func isRefusal(err error) bool {
+	var r refusal
+	return errors.As(err, &r)
 }
 
 // routeContext is what every stage needs, read once per selection.
@@ -35,7 +50,8 @@ type routeContext struct {
 	inPocPhase bool
 }
 
-func (k Keeper) loadRouteContext(ctx context.Context) (routeContext, error) {
+// loadRouteContext reads the stage inputs as of the block at height.
+func (k Keeper) loadRouteContext(ctx context.Context, height int64) (routeContext, error) {
 	params, err := k.Params.Get(ctx)
 	if err != nil {
 		return routeContext{}, fmt.Errorf("load params: %w", err)
@@ -44,7 +60,6 @@ func (k Keeper) loadRouteContext(ctx context.Context) (routeContext, error) {
 	if err != nil {
 		return routeContext{}, err
 	}
-	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
 	return routeContext{inPocPhase: inPocPhase(epoch, params, height)}, nil
 }
 
@@ -52,7 +67,7 @@ func (k Keeper) loadRouteContext(ctx context.Context) (routeContext, error) {
 // is refused. Selection and enforcement share it, so they cannot disagree.
 func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember, model string) error {
 	if _, served := slices.BinarySearch(m.Models, model); !served {
-		return fmt.Errorf("executor %s does not serve model %q in this epoch", m.Address, model)
+		return refuse("executor %s does not serve model %q in this epoch", m.Address, model)
 	}
 	addr, err := k.addressCodec.StringToBytes(m.Address)
 	if err != nil {
@@ -63,32 +78,36 @@ func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember,
 		return fmt.Errorf("executor %s: %w", m.Address, err)
 	}
 	if p.Status != types.PARTICIPANT_STATUS_ACTIVE {
-		return fmt.Errorf("executor %s is %s", m.Address, p.Status)
+		return refuse("executor %s is %s", m.Address, p.Status)
 	}
 	if m.Weight == 0 {
-		return fmt.Errorf("executor %s has weight 0 in this epoch", m.Address)
+		return refuse("executor %s has weight 0 in this epoch", m.Address)
 	}
 	if rc.inPocPhase && !m.PocAvailable {
-		return fmt.Errorf("executor %s does not serve during the PoC phase", m.Address)
+		return refuse("executor %s does not serve during the PoC phase", m.Address)
 	}
 	return nil
 }
 
-// Candidates runs the whole filter chain for a model. The fallback is applied
-// once, after all stages: if the health stage leaves nothing, the pool from
-// before the health stage is returned, never an empty one.
-func (k Keeper) Candidates(ctx context.Context, model string) ([]Candidate, error) {
+// Candidates runs the whole filter chain for a model, as of the block at
+// height. The fallback is applied once, after all stages: if the health stage
+// leaves nothing, the pool from before the health stage is returned, never an
+// empty one.
+func (k Keeper) Candidates(ctx context.Context, model string, height int64) ([]Candidate, error) {
 	if err := types.ValidateModel(model); err != nil {
 		return nil, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
 	}
-	rc, err := k.loadRouteContext(ctx)
+	rc, err := k.loadRouteContext(ctx, height)
 	if err != nil {
 		return nil, err
 	}
 	var pool []Candidate
 	err = k.EpochMembers.Walk(ctx, nil, func(_ uint32, m types.EpochMember) (bool, error) {
-		if k.admit(ctx, rc, m, model) == nil {
+		switch err := k.admit(ctx, rc, m, model); {
+		case err == nil:
 			pool = append(pool, Candidate{Member: m, Weight: m.Weight})
+		case !isRefusal(err):
+			return true, err
 		}
 		return false, nil
 	})
@@ -113,10 +132,11 @@ func (k Keeper) Candidates(ctx context.Context, model string) ([]Candidate, erro
 	return healthy, nil
 }
 
-// RandomExecutor draws an executor for model with the seed. The same state
-// and seed always give the same executor.
-func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64) (Candidate, int, uint64, error) {
-	pool, err := k.Candidates(ctx, model)
+// RandomExecutor draws an executor for model with the seed, for a start that
+// will execute in the block at height. The same state and seed always give
+// the same executor.
+func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64, height int64) (Candidate, int, uint64, error) {
+	pool, err := k.Candidates(ctx, model, height)
 	if err != nil {
 		return Candidate{}, 0, 0, err
 	}
@@ -143,22 +163,28 @@ func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64) (
 // not have picked for model now (the health stage's fallback aside).
 func (k Keeper) CheckRoutable(ctx context.Context, executor sdk.AccAddress, model string) error {
 	index, err := k.EpochMemberIndex.Get(ctx, executor)
-	if err != nil {
+	if errors.Is(err, collections.ErrNotFound) {
 		return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "%s is not in the current epoch group", executor)
+	}
+	if err != nil {
+		return fmt.Errorf("look up epoch member: %w", err)
 	}
 	member, err := k.EpochMembers.Get(ctx, index)
 	if err != nil {
 		return fmt.Errorf("epoch member %d: %w", index, err)
 	}
-	rc, err := k.loadRouteContext(ctx)
+	rc, err := k.loadRouteContext(ctx, sdk.UnwrapSDKContext(ctx).BlockHeight())
 	if err != nil {
 		return err
 	}
-	if err := k.admit(ctx, rc, member, model); err != nil {
+	switch err := k.admit(ctx, rc, member, model); {
+	case isRefusal(err):
 		return errorsmod.Wrap(types.ErrExecutorNotRoutable, err.Error())
+	case err != nil:
+		return err
 	}
 	if k.seams.health != nil {
-		if err := k.seams.health.CheckStart(ctx, executor); err != nil {
+		if err := k.seams.health.CheckStart(ctx, executor, model); err != nil {
 			return errorsmod.Wrap(types.ErrExecutorNotRoutable, err.Error())
 		}
 	}

@@ -84,7 +84,7 @@ func TestRandomExecutorFilterChainModelStatusPoc(t *testing.T) {
 
 	inPoc := counts(t, f, "m", 200)
 	require.Equal(t, map[string]int{bech(1): 200}, inPoc, "PoC phase: only poc_available, active, serving members")
-	cands, err := f.k.Candidates(f.ctx, "m")
+	cands, err := f.k.Candidates(f.ctx, "m", f.height)
 	require.NoError(t, err)
 	require.Len(t, cands, 1)
 
@@ -153,7 +153,7 @@ func TestHealthStageRemovingAllFallsBackToPoolBeforeHealthStage(t *testing.T) {
 	f := weighted(t, withHealth(h), withParticipants(gp(5, 100, true, "x"), gp(6, 100, true, "m")))
 	f.setStatus(6, types.PARTICIPANT_STATUS_INACTIVE)
 
-	cands, err := f.k.Candidates(f.ctx, "m")
+	cands, err := f.k.Candidates(f.ctx, "m", f.height)
 	require.NoError(t, err)
 	require.Len(t, cands, 4)
 	got := counts(t, f, "m", 2000)
@@ -217,7 +217,7 @@ func TestCandidatesShareAdmissionWithCheckRoutable(t *testing.T) {
 	f.setStatus(4, types.PARTICIPANT_STATUS_INACTIVE)
 	for _, h := range []int64{1, 1 + testPocBlocks} {
 		f.advanceTo(h)
-		cands, err := f.k.Candidates(f.ctx, "m")
+		cands, err := f.k.Candidates(f.ctx, "m", f.height)
 		require.NoError(t, err)
 		in := map[string]bool{}
 		for _, c := range cands {

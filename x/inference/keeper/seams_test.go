@@ -39,10 +39,10 @@ func TestStartInferenceRefusesWeightZeroMember(t *testing.T) {
 	f.mustStart("to-two", 2, "m")
 }
 
-// Stats belong to the epoch that reset them: an inference started before a
-// boundary and expiring after it must not count as a miss of the new epoch,
-// nor push the executor towards INACTIVE there.
-func TestOutcomeOfPreviousEpochInferenceIsNotCountedInNewEpoch(t *testing.T) {
+// An outcome counts in the epoch where it happens, even for an inference
+// started before the boundary; otherwise an executor could ignore every
+// request of an epoch's last blocks without a miss on record.
+func TestOutcomeOfPreviousEpochInferenceCountsInTheEpochItHappens(t *testing.T) {
 	f := newFixture(t, withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
 	f.begin(1)
 	f.end()
@@ -57,10 +57,54 @@ func TestOutcomeOfPreviousEpochInferenceIsNotCountedInNewEpoch(t *testing.T) {
 	f.advanceTo(testEpochLength - 1 + testExpiration)
 
 	require.Equal(t, types.INFERENCE_STATUS_EXPIRED, f.inference("old-miss").Status)
-	require.Equal(t, types.INFERENCE_STATUS_FINISHED, f.inference("old-finish").Status)
-	require.Equal(t, types.CurrentEpochStats{}, f.participant(1).CurrentEpochStats)
-	require.Equal(t, types.CurrentEpochStats{}, f.participant(2).CurrentEpochStats)
-	require.Equal(t, []string{"old-miss"}, f.hooks.expired, "hooks still see every outcome")
+	require.Equal(t, types.CurrentEpochStats{MissedRequests: 1}, f.participant(1).CurrentEpochStats)
+	require.Equal(t, types.CurrentEpochStats{InferenceCount: 1}, f.participant(2).CurrentEpochStats)
+}
+
+// Registration is bounded (max_participants), so a flood of registrations
+// cannot make every epoch boundary arbitrarily slow; and a weight-0
+// registration, which could never be drawn, is refused.
+func TestRegisterParticipantRefusesFullRegistryAndZeroWeight(t *testing.T) {
+	p := testParams()
+	p.MaxParticipants = 3
+	f := newFixture(t, withParams(p), withParticipants(gp(1, 10, true, "m")))
+	f.begin(1)
+	err := f.register(2, 0, false, "m")
+	require.ErrorIs(t, err, types.ErrInvalidParticipant)
+	require.ErrorContains(t, err, "weight must be >= 1")
+	require.NoError(t, f.register(2, 1, false, "m"))
+	require.NoError(t, f.register(3, 1, false, "m"))
+	err = f.register(4, 1, false, "m")
+	require.ErrorIs(t, err, types.ErrInvalidParticipant)
+	require.ErrorContains(t, err, "registry is full")
+	count, err := f.k.ParticipantCount.Get(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), count)
+}
+
+// A query reads the last committed block but the start it informs executes
+// in the next one: at the last committed block before the PoC phase ends,
+// selection must already offer the non-PoC executors that the start will
+// accept, and never one the start would refuse.
+func TestRandomExecutorEvaluatesStagesAtTheNextBlock(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 10, true, "m"), gp(2, 1000, false, "m")))
+	f.begin(1)
+	// Blocks [1, 1+testPocBlocks) are the PoC phase. At committed height
+	// testPocBlocks-1 the next block is still PoC: only executor 1 is offered.
+	f.advanceTo(testPocBlocks - 1)
+	for seed := uint64(0); seed < 50; seed++ {
+		resp, err := f.draw("m", seed)
+		require.NoError(t, err)
+		require.Equal(t, bech(1), resp.Executor.Address, "the next block is in the PoC phase")
+	}
+	f.advanceTo(testPocBlocks) // the next block, 1+testPocBlocks, serves everyone
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < 50; seed++ {
+		resp, err := f.draw("m", seed)
+		require.NoError(t, err)
+		seen[resp.Executor.Address] = true
+	}
+	require.True(t, seen[bech(2)], "executor 2 serves from the next block on")
 }
 
 // Hooks and the health stage installed on the app's keeper after the

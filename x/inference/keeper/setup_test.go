@@ -294,7 +294,7 @@ func (h *fakeHealth) Filter(_ context.Context, pool []keeper.Candidate) ([]keepe
 	return h.filter(pool), nil
 }
 
-func (h *fakeHealth) CheckStart(_ context.Context, executor sdk.AccAddress) error {
+func (h *fakeHealth) CheckStart(_ context.Context, executor sdk.AccAddress, _ string) error {
 	if h.check == nil {
 		return nil
 	}

@@ -18,6 +18,9 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 	if err := gs.Params.Validate(); err != nil {
 		return fmt.Errorf("params: %w", err)
 	}
+	if uint64(len(gs.Participants)) > gs.Params.MaxParticipants {
+		return fmt.Errorf("%d participants exceed max_participants %d", len(gs.Participants), gs.Params.MaxParticipants)
+	}
 	// Keyed by address bytes: bech32 also decodes an upper-case spelling.
 	seen := make(map[string]struct{}, len(gs.Participants))
 	for i, p := range gs.Participants {

@@ -75,6 +75,9 @@ func TestGenesisValidateRejects(t *testing.T) {
 		mention string
 	}{
 		{"invalid params", func(gs *types.GenesisState) { gs.Params.EpochLength = 0 }, "params"},
+		{"more participants than max_participants", func(gs *types.GenesisState) {
+			gs.Params.MaxParticipants = uint64(len(gs.Participants) - 1)
+		}, "max_participants"},
 		{"duplicate participant", func(gs *types.GenesisState) {
 			gs.Participants = append(gs.Participants, gs.Participants[0])
 		}, "twice"},

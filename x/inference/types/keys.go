@@ -18,4 +18,5 @@ var (
 	EpochMemberIndexPrefix = collections.NewPrefix(4)
 	InferencesPrefix       = collections.NewPrefix(5)
 	ExpiryQueuePrefix      = collections.NewPrefix(6)
+	ParticipantCountKey    = collections.NewPrefix(7)
 )

@@ -13,6 +13,10 @@ const (
 	DefaultEpochLength      uint64 = 2000
 	DefaultPocPhaseBlocks   uint64 = 20
 	DefaultExpirationBlocks uint64 = 10
+	DefaultMaxParticipants  uint64 = 10_000
+
+	// MaxMaxParticipants caps max_participants itself.
+	MaxMaxParticipants uint64 = 1_000_000
 
 	// MaxEpochLength keeps heights computed from params far from int64 overflow.
 	MaxEpochLength uint64 = 1_000_000_000
@@ -27,6 +31,7 @@ func DefaultParams() Params {
 		DowntimeGoodPercentage: math.LegacyMustNewDecFromStr("0.1"),
 		DowntimeBadPercentage:  math.LegacyMustNewDecFromStr("0.2"),
 		DowntimeHThreshold:     math.LegacyMustNewDecFromStr("4"),
+		MaxParticipants:        DefaultMaxParticipants,
 	}
 }
 
@@ -40,6 +45,9 @@ func (p Params) Validate() error {
 	}
 	if p.ExpirationBlocks < 1 || p.ExpirationBlocks > p.EpochLength {
 		return fmt.Errorf("expiration_blocks must be in [1, epoch_length=%d], got %d", p.EpochLength, p.ExpirationBlocks)
+	}
+	if p.MaxParticipants < 1 || p.MaxParticipants > MaxMaxParticipants {
+		return fmt.Errorf("max_participants must be in [1, %d], got %d", MaxMaxParticipants, p.MaxParticipants)
 	}
 	return sprt.Validate(p.DowntimeGoodPercentage, p.DowntimeBadPercentage, p.DowntimeHThreshold)
 }

@@ -39,6 +39,8 @@ func TestParamsValidateAcceptsBoundaries(t *testing.T) {
 		}},
 		{"tiny threshold", func(p *types.Params) { p.DowntimeHThreshold = dec("0.000000000000000001") }},
 		{"huge threshold", func(p *types.Params) { p.DowntimeHThreshold = dec("1000000000000") }},
+		{"one participant", func(p *types.Params) { p.MaxParticipants = 1 }},
+		{"largest registry", func(p *types.Params) { p.MaxParticipants = types.MaxMaxParticipants }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,6 +68,8 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 		{"poc_phase_blocks over epoch_length", func(p *types.Params) { p.PocPhaseBlocks = ^uint64(0) }, "poc_phase_blocks"},
 		{"expiration_blocks 0", func(p *types.Params) { p.ExpirationBlocks = 0 }, "expiration_blocks"},
 		{"expiration_blocks over epoch_length", func(p *types.Params) { p.ExpirationBlocks = p.EpochLength + 1 }, "expiration_blocks"},
+		{"max_participants 0", func(p *types.Params) { p.MaxParticipants = 0 }, "max_participants"},
+		{"max_participants over cap", func(p *types.Params) { p.MaxParticipants = types.MaxMaxParticipants + 1 }, "max_participants"},
 		{"good unset", func(p *types.Params) { p.DowntimeGoodPercentage = math.LegacyDec{} }, "must be set"},
 		{"bad unset", func(p *types.Params) { p.DowntimeBadPercentage = math.LegacyDec{} }, "must be set"},
 		{"h unset", func(p *types.Params) { p.DowntimeHThreshold = math.LegacyDec{} }, "must be set"},

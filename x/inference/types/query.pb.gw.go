@@ -232,30 +232,12 @@ func local_request_Query_Inference_0(ctx context.Context, marshaler runtime.Mars
 }
 
 var (
-	filter_Query_GetRandomExecutor_0 = &utilities.DoubleArray{Encoding: map[string]int{"model": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+	filter_Query_GetRandomExecutor_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
 )
 
 func request_Query_GetRandomExecutor_0(ctx context.Context, marshaler runtime.Marshaler, client QueryClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var protoReq QueryGetRandomExecutorRequest
 	var metadata runtime.ServerMetadata
-
-	var (
-		val string
-		ok  bool
-		err error
-		_   = err
-	)
-
-	val, ok = pathParams["model"]
-	if !ok {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "model")
-	}
-
-	protoReq.Model, err = runtime.String(val)
-
-	if err != nil {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "model", err)
-	}
 
 	if err := req.ParseForm(); err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
@@ -272,24 +254,6 @@ func request_Query_GetRandomExecutor_0(ctx context.Context, marshaler runtime.Ma
 func local_request_Query_GetRandomExecutor_0(ctx context.Context, marshaler runtime.Marshaler, server QueryServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var protoReq QueryGetRandomExecutorRequest
 	var metadata runtime.ServerMetadata
-
-	var (
-		val string
-		ok  bool
-		err error
-		_   = err
-	)
-
-	val, ok = pathParams["model"]
-	if !ok {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "model")
-	}
-
-	protoReq.Model, err = runtime.String(val)
-
-	if err != nil {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "model", err)
-	}
 
 	if err := req.ParseForm(); err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
@@ -667,7 +631,7 @@ var (
 
 	pattern_Query_Inference_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"inferenced", "inference", "v1", "inferences", "inference_id"}, "", runtime.AssumeColonVerbOpt(false)))
 
-	pattern_Query_GetRandomExecutor_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"inferenced", "inference", "v1", "random_executor", "model"}, "", runtime.AssumeColonVerbOpt(false)))
+	pattern_Query_GetRandomExecutor_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"inferenced", "inference", "v1", "random_executor"}, "", runtime.AssumeColonVerbOpt(false)))
 )
 
 var (
