@@ -148,12 +148,10 @@ func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64, h
 	if err != nil {
 		return Candidate{}, 0, 0, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
 	}
+	// Candidates never holds a weight-0 member, so the draw cannot meet an
+	// all-zero total; any error is still reported, never a panic.
 	i, err := lottery.Draw(weights, seed)
-	switch {
-	case errors.Is(err, lottery.ErrZeroWeight):
-		return Candidate{}, 0, 0, errorsmod.Wrapf(types.ErrNoExecutor,
-			"the %d executors serving model %q all have weight 0", len(pool), model)
-	case err != nil:
+	if err != nil {
 		return Candidate{}, 0, 0, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
 	}
 	return pool[i], len(pool), total, nil
