@@ -275,9 +275,19 @@ func (app *App) initModules() error {
 // Name returns the app name.
 func (app *App) Name() string { return app.BaseApp.Name() }
 
-// PreBlocker runs the modules' pre-blockers (upgrade, auth).
+// PreBlocker runs the modules' pre-blockers (upgrade, auth), then the
+// circuit breaker's one step per block: cooldown promotions and the samples
+// observed in the previous block, so selection and enforcement in this block
+// see them.
 func (app *App) PreBlocker(ctx sdk.Context, _ *abci.RequestFinalizeBlock) (*sdk.ResponsePreBlock, error) {
-	return app.ModuleManager.PreBlock(ctx)
+	rsp, err := app.ModuleManager.PreBlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := app.InferenceKeeper.ApplyHealth(ctx, nil); err != nil {
+		return nil, fmt.Errorf("circuit breaker step: %w", err)
+	}
+	return rsp, nil
 }
 
 // BeginBlocker runs the modules' begin-blockers.

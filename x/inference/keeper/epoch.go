@@ -57,12 +57,15 @@ func (k Keeper) BeginBlock(ctx context.Context) error {
 }
 
 // startEpoch is the one epoch boundary hook: it resets every participant's
-// stats and INACTIVE status, snapshots the new epoch group (sorted by address
+// stats and INACTIVE status, clears all circuit-breaker state, snapshots the new epoch group (sorted by address
 // bytes, the index vote extensions use) and tells the hooks, which clear the
 // per-epoch state they own.
 func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) error {
 	participants, err := k.resetParticipants(ctx)
 	if err != nil {
+		return err
+	}
+	if err := k.clearHealth(ctx); err != nil {
 		return err
 	}
 	if err := k.EpochMembers.Clear(ctx, nil); err != nil {

@@ -149,6 +149,7 @@ func TestEpochLengthChangeAppliesToTheRunningEpoch(t *testing.T) {
 	f.advanceTo(30)
 	p := testParams()
 	p.EpochLength = 20
+	p.HealthCbMaxCooldownBlocks = 19
 	_, err := f.msg.UpdateParams(f.ctx, &types.MsgUpdateParams{Authority: authority(t), Params: p})
 	require.NoError(t, err)
 	// start 1 + 20 = 21 is already behind: the next block opens epoch 2.

@@ -13,7 +13,8 @@ import (
 )
 
 // InitGenesis loads a validated genesis. The expiry queue is rebuilt from
-// the STARTED inferences, and the member index from the group.
+// the STARTED inferences, the member index from the group and the cooldown
+// index from the EXCLUDED breaker records.
 func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := gs.Validate(k.addressCodec); err != nil {
 		return fmt.Errorf("invalid x/inference genesis: %w", err)
@@ -58,7 +59,7 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 			}
 		}
 	}
-	return nil
+	return k.initHealthGenesis(ctx, gs)
 }
 
 // ExportGenesis writes the whole module state.
@@ -92,6 +93,9 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 		return false, nil
 	}); err != nil {
 		return nil, fmt.Errorf("walk inferences: %w", err)
+	}
+	if err := k.exportHealthGenesis(ctx, gs); err != nil {
+		return nil, err
 	}
 	return gs, nil
 }

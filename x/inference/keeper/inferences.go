@@ -86,6 +86,9 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("emit start event: %w", err)
 	}
+	if err := k.claimProbe(ctx, req.Executor, inf.InferenceId); err != nil {
+		return 0, err
+	}
 	return inf.ExpirationHeight, nil
 }
 
@@ -121,6 +124,9 @@ func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, 
 		return err
 	}
 	if err := k.countOutcome(ctx, executor, true); err != nil {
+		return err
+	}
+	if err := k.queueTrafficSample(ctx, inf, false); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceFinished{
@@ -172,6 +178,9 @@ func (k Keeper) expire(ctx context.Context, id string, height int64) error {
 		return fmt.Errorf("inference executor %q: %w", inf.Executor, err)
 	}
 	if err := k.countOutcome(ctx, executor, false); err != nil {
+		return err
+	}
+	if err := k.queueTrafficSample(ctx, inf, true); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{

@@ -41,6 +41,17 @@ type Keeper struct {
 	// ExpiryQueue holds (expiration height, inference id) of STARTED
 	// inferences, so EndBlock visits exactly the due entries.
 	ExpiryQueue collections.KeySet[collections.Pair[int64, string]]
+
+	// ExecutorHealth holds the circuit-breaker record of every executor that
+	// is not plainly healthy this epoch; the others have none.
+	ExecutorHealth collections.Map[sdk.AccAddress, types.ExecutorHealth]
+	// CooldownIndex holds (eligible height, executor) of EXCLUDED records,
+	// so each block promotes exactly the due ones.
+	CooldownIndex collections.KeySet[collections.Pair[int64, sdk.AccAddress]]
+	// PendingSamples holds the traffic outcomes of the current block by
+	// (executor, sequence); the next block applies them all at once.
+	PendingSamples collections.Map[collections.Pair[sdk.AccAddress, uint64], types.PendingSample]
+	SampleSequence collections.Sequence
 }
 
 type seams struct {
@@ -68,12 +79,17 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		EpochMemberIndex: collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
 		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
 		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
+		ExecutorHealth:   collections.NewMap(sb, types.ExecutorHealthPrefix, "executor_health", sdk.AccAddressKey, codec.CollValue[types.ExecutorHealth](cdc)),
+		CooldownIndex:    collections.NewKeySet(sb, types.CooldownIndexPrefix, "cooldown_index", collections.PairKeyCodec(collections.Int64Key, sdk.AccAddressKey)),
+		PendingSamples:   collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
+		SampleSequence:   collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
 	}
 	schema, err := sb.Build()
 	if err != nil {
 		return Keeper{}, fmt.Errorf("build x/inference schema: %w", err)
 	}
 	k.Schema = schema
+	k.seams.health = breakerStage{k: k}
 	return k, nil
 }
 
@@ -91,10 +107,8 @@ func (k Keeper) SetHooks(h types.InferenceHooks) {
 	k.seams.hooks = h
 }
 
-// SetHealthStage installs the health stage of the selection filter chain.
+// SetHealthStage replaces the health stage of the selection filter chain,
+// which is the circuit breaker unless replaced (tests use their own).
 func (k Keeper) SetHealthStage(h HealthStage) {
-	if k.seams.health != nil {
-		panic("x/inference: health stage already set")
-	}
 	k.seams.health = h
 }

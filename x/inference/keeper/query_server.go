@@ -121,11 +121,12 @@ func (q queryServer) GetRandomExecutor(ctx context.Context, req *types.QueryGetR
 	// A query reads the last committed block; the start it informs executes
 	// in the next one, so the stages are evaluated as of that block.
 	next := sdk.UnwrapSDKContext(ctx).BlockHeight() + 1
-	picked, candidates, total, err := q.k.RandomExecutor(ctx, req.Model, req.Seed, next)
+	d, err := q.k.RandomExecutor(ctx, req.Model, req.Seed, next)
 	if err != nil {
 		return nil, grpcError(err)
 	}
 	return &types.QueryGetRandomExecutorResponse{
-		Executor: picked.Member, Candidates: uint32(candidates), TotalWeight: total,
+		Executor: d.Picked.Member, Candidates: uint32(d.Candidates), TotalWeight: d.TotalWeight,
+		HealthFallback: d.Fallback, Probe: d.Picked.Probe,
 	}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"cosmossdk.io/collections"
 	errorsmod "cosmossdk.io/errors"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -19,16 +18,20 @@ import (
 type Candidate struct {
 	Member types.EpochMember
 	Weight uint64
+	// Probe marks a PROBE executor offered its probe slot.
+	Probe bool
 }
 
 // HealthStage is the last stage of the selection filter chain, where the
 // circuit breaker removes excluded executors and offers probes at reduced
 // weight. It is the only stage the all-filtered-out fallback undoes.
 type HealthStage interface {
-	// Filter returns the admitted candidates, possibly with lower weights.
-	Filter(ctx context.Context, pool []Candidate) ([]Candidate, error)
+	// Filter returns the admitted candidates, possibly with lower weights,
+	// as of the block at height.
+	Filter(ctx context.Context, height int64, pool []Candidate) ([]Candidate, error)
 	// CheckStart refuses an inference start for model on an executor the
-	// stage forbids.
+	// stage forbids, with an error wrapping types.ErrExecutorNotRoutable;
+	// any other error is a fault and fails the start as such.
 	CheckStart(ctx context.Context, executor sdk.AccAddress, model string) error
 }
 
@@ -89,17 +92,25 @@ func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember,
 	return nil
 }
 
+// Selection is the outcome of the filter chain for a model.
+type Selection struct {
+	Pool []Candidate
+	// Fallback is set when the health stage left nothing and Pool is the
+	// pool from before it.
+	Fallback bool
+}
+
 // Candidates runs the whole filter chain for a model, as of the block at
 // height. The fallback is applied once, after all stages: if the health stage
 // leaves nothing, the pool from before the health stage is returned, never an
 // empty one.
-func (k Keeper) Candidates(ctx context.Context, model string, height int64) ([]Candidate, error) {
+func (k Keeper) Candidates(ctx context.Context, model string, height int64) (Selection, error) {
 	if err := types.ValidateModel(model); err != nil {
-		return nil, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
+		return Selection{}, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
 	}
 	rc, err := k.loadRouteContext(ctx, height)
 	if err != nil {
-		return nil, err
+		return Selection{}, err
 	}
 	var pool []Candidate
 	err = k.EpochMembers.Walk(ctx, nil, func(_ uint32, m types.EpochMember) (bool, error) {
@@ -112,66 +123,73 @@ func (k Keeper) Candidates(ctx context.Context, model string, height int64) ([]C
 		return false, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("walk epoch group: %w", err)
+		return Selection{}, fmt.Errorf("walk epoch group: %w", err)
 	}
 	if len(pool) == 0 {
-		return nil, errorsmod.Wrapf(types.ErrNoExecutor, "no active executor with positive weight serves model %q now", model)
+		return Selection{}, errorsmod.Wrapf(types.ErrNoExecutor, "no active executor with positive weight serves model %q now", model)
 	}
 	if k.seams.health == nil {
-		return pool, nil
+		return Selection{Pool: pool}, nil
 	}
-	healthy, err := k.seams.health.Filter(ctx, slices.Clone(pool))
+	healthy, err := k.seams.health.Filter(ctx, height, slices.Clone(pool))
 	if err != nil {
-		return nil, fmt.Errorf("health stage: %w", err)
+		return Selection{}, fmt.Errorf("health stage: %w", err)
 	}
 	// A candidate offered at weight 0 could never be drawn: it is filtered out.
 	healthy = slices.DeleteFunc(healthy, func(c Candidate) bool { return c.Weight == 0 })
 	if len(healthy) == 0 {
-		return pool, nil
+		return Selection{Pool: pool, Fallback: true}, nil
 	}
-	return healthy, nil
+	return Selection{Pool: healthy}, nil
+}
+
+// Draw is a seeded lottery over a Selection.
+type Draw struct {
+	Picked      Candidate
+	Candidates  int
+	TotalWeight uint64
+	Fallback    bool
 }
 
 // RandomExecutor draws an executor for model with the seed, for a start that
 // will execute in the block at height. The same state and seed always give
 // the same executor.
-func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64, height int64) (Candidate, int, uint64, error) {
-	pool, err := k.Candidates(ctx, model, height)
+func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64, height int64) (Draw, error) {
+	sel, err := k.Candidates(ctx, model, height)
 	if err != nil {
-		return Candidate{}, 0, 0, err
+		return Draw{}, err
 	}
-	weights := make([]uint64, len(pool))
-	for i, c := range pool {
+	weights := make([]uint64, len(sel.Pool))
+	for i, c := range sel.Pool {
 		weights[i] = c.Weight
 	}
 	total, err := lottery.Total(weights)
 	if err != nil {
-		return Candidate{}, 0, 0, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
+		return Draw{}, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
 	}
 	// Candidates never holds a weight-0 member, so the draw cannot meet an
 	// all-zero total; any error is still reported, never a panic.
 	i, err := lottery.Draw(weights, seed)
 	if err != nil {
-		return Candidate{}, 0, 0, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
+		return Draw{}, errorsmod.Wrap(types.ErrNoExecutor, err.Error())
 	}
-	return pool[i], len(pool), total, nil
+	return Draw{Picked: sel.Pool[i], Candidates: len(sel.Pool), TotalWeight: total, Fallback: sel.Fallback}, nil
 }
 
 // CheckRoutable refuses, with the reason, an executor that selection could
-// not have picked for model now (the health stage's fallback aside).
+// not have picked for model in this block. An executor the health stage
+// refuses is still routable while the fallback is active for the model
+// (the breaker excluded every candidate), as selection offers it then.
 func (k Keeper) CheckRoutable(ctx context.Context, executor sdk.AccAddress, model string) error {
-	index, err := k.EpochMemberIndex.Get(ctx, executor)
-	if errors.Is(err, collections.ErrNotFound) {
+	member, isMember, err := k.memberOf(ctx, executor)
+	if err != nil {
+		return err
+	}
+	if !isMember {
 		return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "%s is not in the current epoch group", executor)
 	}
-	if err != nil {
-		return fmt.Errorf("look up epoch member: %w", err)
-	}
-	member, err := k.EpochMembers.Get(ctx, index)
-	if err != nil {
-		return fmt.Errorf("epoch member %d: %w", index, err)
-	}
-	rc, err := k.loadRouteContext(ctx, sdk.UnwrapSDKContext(ctx).BlockHeight())
+	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
+	rc, err := k.loadRouteContext(ctx, height)
 	if err != nil {
 		return err
 	}
@@ -181,10 +199,23 @@ func (k Keeper) CheckRoutable(ctx context.Context, executor sdk.AccAddress, mode
 	case err != nil:
 		return err
 	}
-	if k.seams.health != nil {
-		if err := k.seams.health.CheckStart(ctx, executor, model); err != nil {
-			return errorsmod.Wrap(types.ErrExecutorNotRoutable, err.Error())
-		}
+	if k.seams.health == nil {
+		return nil
 	}
-	return nil
+	refused := k.seams.health.CheckStart(ctx, executor, model)
+	if refused == nil {
+		return nil
+	}
+	if !errors.Is(refused, types.ErrExecutorNotRoutable) {
+		return refused
+	}
+	// Rare (selection never offers it), so the full chain only runs here.
+	sel, err := k.Candidates(ctx, model, height)
+	if err != nil {
+		return err
+	}
+	if sel.Fallback {
+		return nil
+	}
+	return refused
 }

@@ -1,11 +1,11 @@
 package keeper_test
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
 
+	errorsmod "cosmossdk.io/errors"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -84,9 +84,9 @@ func TestRandomExecutorFilterChainModelStatusPoc(t *testing.T) {
 
 	inPoc := counts(t, f, "m", 200)
 	require.Equal(t, map[string]int{bech(1): 200}, inPoc, "PoC phase: only poc_available, active, serving members")
-	cands, err := f.k.Candidates(f.ctx, "m", f.height)
+	sel, err := f.k.Candidates(f.ctx, "m", f.height)
 	require.NoError(t, err)
-	require.Len(t, cands, 1)
+	require.Len(t, sel.Pool, 1)
 
 	f.advanceTo(1 + testPocBlocks)
 	after := counts(t, f, "m", 400)
@@ -153,9 +153,10 @@ func TestHealthStageRemovingAllFallsBackToPoolBeforeHealthStage(t *testing.T) {
 	f := weighted(t, withHealth(h), withParticipants(gp(5, 100, true, "x"), gp(6, 100, true, "m")))
 	f.setStatus(6, types.PARTICIPANT_STATUS_INACTIVE)
 
-	cands, err := f.k.Candidates(f.ctx, "m", f.height)
+	sel, err := f.k.Candidates(f.ctx, "m", f.height)
 	require.NoError(t, err)
-	require.Len(t, cands, 4)
+	require.Len(t, sel.Pool, 4)
+	require.True(t, sel.Fallback)
 	got := counts(t, f, "m", 2000)
 	require.Len(t, got, 4)
 	require.Zero(t, got[bech(5)])
@@ -196,7 +197,7 @@ func TestHealthStageLoweredWeightChangesDistribution(t *testing.T) {
 func TestHealthStageCheckStartRefusalIsEnforcedByStartInference(t *testing.T) {
 	h := &fakeHealth{check: func(a sdk.AccAddress) error {
 		if a.Equals(addr(2)) {
-			return errors.New("excluded by the circuit breaker")
+			return errorsmod.Wrap(types.ErrExecutorNotRoutable, "excluded by the circuit breaker")
 		}
 		return nil
 	}}
@@ -217,10 +218,10 @@ func TestCandidatesShareAdmissionWithCheckRoutable(t *testing.T) {
 	f.setStatus(4, types.PARTICIPANT_STATUS_INACTIVE)
 	for _, h := range []int64{1, 1 + testPocBlocks} {
 		f.advanceTo(h)
-		cands, err := f.k.Candidates(f.ctx, "m", f.height)
+		sel, err := f.k.Candidates(f.ctx, "m", f.height)
 		require.NoError(t, err)
 		in := map[string]bool{}
-		for _, c := range cands {
+		for _, c := range sel.Pool {
 			in[c.Member.Address] = true
 		}
 		for i := byte(1); i <= 4; i++ {

@@ -32,6 +32,9 @@ const (
 	testPocBlocks   = 5
 	testExpiration  = 10
 	agentByte       = 0xAA
+	// Breaker cooldowns must stay below the epoch length.
+	testInitialCooldown = 5
+	testMaxCooldown     = 40
 )
 
 func testParams() types.Params {
@@ -39,6 +42,8 @@ func testParams() types.Params {
 	p.EpochLength = testEpochLength
 	p.PocPhaseBlocks = testPocBlocks
 	p.ExpirationBlocks = testExpiration
+	p.HealthCbInitialCooldownBlocks = testInitialCooldown
+	p.HealthCbMaxCooldownBlocks = testMaxCooldown
 	return p
 }
 
@@ -78,6 +83,8 @@ type fixture struct {
 	hooks  *recordingHooks
 	cms    store.CommitMultiStore
 	height int64
+	// attested are applied by the next begin.
+	attested []keeper.AttestedSample
 }
 
 type config struct {
@@ -133,11 +140,15 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	}
 }
 
-// begin starts block h with a fresh event manager and runs BeginBlock.
+// begin starts block h with a fresh event manager and runs the breaker
+// step (with the attested samples queued by attest) and BeginBlock, as the
+// app's PreBlocker and BeginBlocker do.
 func (f *fixture) begin(h int64) {
 	f.t.Helper()
 	f.height = h
 	f.ctx = f.ctx.WithBlockHeight(h).WithEventManager(sdk.NewEventManager())
+	require.NoError(f.t, f.k.ApplyHealth(f.ctx, f.attested))
+	f.attested = nil
 	require.NoError(f.t, f.k.BeginBlock(f.ctx))
 }
 
@@ -286,7 +297,7 @@ type fakeHealth struct {
 
 var _ keeper.HealthStage = (*fakeHealth)(nil)
 
-func (h *fakeHealth) Filter(_ context.Context, pool []keeper.Candidate) ([]keeper.Candidate, error) {
+func (h *fakeHealth) Filter(_ context.Context, _ int64, pool []keeper.Candidate) ([]keeper.Candidate, error) {
 	h.calls++
 	if h.filter == nil {
 		return pool, nil

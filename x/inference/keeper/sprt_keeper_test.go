@@ -72,6 +72,7 @@ func TestSPRTThroughKeeperMarksInactiveAtThreshold(t *testing.T) {
 func TestSPRTInactiveLastsUntilEpochBoundary(t *testing.T) {
 	params := types.DefaultParams()
 	params.EpochLength = 100
+	params.HealthCbMaxCooldownBlocks = 99
 	f := newFixture(t, withParams(params), withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
 	f.begin(1)
 	for i := 0; i < 6; i++ {

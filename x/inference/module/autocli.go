@@ -27,6 +27,12 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 					Short:          "Draw an executor for a model (same state and seed, same answer)",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "model"}, {ProtoField: "seed"}},
 				},
+				{
+					RpcMethod: "ExecutorHealth", Use: "executor-health [address]",
+					Short:          "Show an executor's circuit-breaker state, windows, cooldown and eligible-at height",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "address"}},
+				},
+				{RpcMethod: "ExcludedExecutors", Use: "excluded-executors", Short: "List executors the circuit breaker holds EXCLUDED or PROBE (paginated)"},
 			},
 		},
 		Tx: &autocliv1.ServiceCommandDescriptor{

@@ -465,6 +465,314 @@ func (m *EventParamsUpdated) GetParams() Params {
 	return Params{}
 }
 
+// EventExecutorHealthChanged is emitted on every circuit-breaker transition.
+type EventExecutorHealthChanged struct {
+	Executor string       `protobuf:"bytes,1,opt,name=executor,proto3" json:"executor,omitempty"`
+	From     HealthState  `protobuf:"varint,2,opt,name=from,proto3,enum=inferenced.inference.v1.HealthState" json:"from,omitempty"`
+	To       HealthState  `protobuf:"varint,3,opt,name=to,proto3,enum=inferenced.inference.v1.HealthState" json:"to,omitempty"`
+	Reason   HealthReason `protobuf:"varint,4,opt,name=reason,proto3,enum=inferenced.inference.v1.HealthReason" json:"reason,omitempty"`
+	// kind, samples, misses and miss_rate_pct describe the evidence.
+	Kind           SampleKind `protobuf:"varint,5,opt,name=kind,proto3,enum=inferenced.inference.v1.SampleKind" json:"kind,omitempty"`
+	Samples        uint32     `protobuf:"varint,6,opt,name=samples,proto3" json:"samples,omitempty"`
+	Misses         uint32     `protobuf:"varint,7,opt,name=misses,proto3" json:"misses,omitempty"`
+	MissRatePct    uint32     `protobuf:"varint,8,opt,name=miss_rate_pct,json=missRatePct,proto3" json:"miss_rate_pct,omitempty"`
+	CooldownBlocks uint64     `protobuf:"varint,9,opt,name=cooldown_blocks,json=cooldownBlocks,proto3" json:"cooldown_blocks,omitempty"`
+	Exclusions     uint32     `protobuf:"varint,10,opt,name=exclusions,proto3" json:"exclusions,omitempty"`
+	Height         int64      `protobuf:"varint,11,opt,name=height,proto3" json:"height,omitempty"`
+	// eligible_height is when an EXCLUDED executor becomes PROBE.
+	EligibleHeight int64 `protobuf:"varint,12,opt,name=eligible_height,json=eligibleHeight,proto3" json:"eligible_height,omitempty"`
+}
+
+func (m *EventExecutorHealthChanged) Reset()         { *m = EventExecutorHealthChanged{} }
+func (m *EventExecutorHealthChanged) String() string { return proto.CompactTextString(m) }
+func (*EventExecutorHealthChanged) ProtoMessage()    {}
+func (*EventExecutorHealthChanged) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{7}
+}
+func (m *EventExecutorHealthChanged) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventExecutorHealthChanged) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventExecutorHealthChanged.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventExecutorHealthChanged) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventExecutorHealthChanged.Merge(m, src)
+}
+func (m *EventExecutorHealthChanged) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventExecutorHealthChanged) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventExecutorHealthChanged.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventExecutorHealthChanged proto.InternalMessageInfo
+
+func (m *EventExecutorHealthChanged) GetExecutor() string {
+	if m != nil {
+		return m.Executor
+	}
+	return ""
+}
+
+func (m *EventExecutorHealthChanged) GetFrom() HealthState {
+	if m != nil {
+		return m.From
+	}
+	return HEALTH_STATE_HEALTHY
+}
+
+func (m *EventExecutorHealthChanged) GetTo() HealthState {
+	if m != nil {
+		return m.To
+	}
+	return HEALTH_STATE_HEALTHY
+}
+
+func (m *EventExecutorHealthChanged) GetReason() HealthReason {
+	if m != nil {
+		return m.Reason
+	}
+	return HEALTH_REASON_NONE
+}
+
+func (m *EventExecutorHealthChanged) GetKind() SampleKind {
+	if m != nil {
+		return m.Kind
+	}
+	return SAMPLE_KIND_TRAFFIC
+}
+
+func (m *EventExecutorHealthChanged) GetSamples() uint32 {
+	if m != nil {
+		return m.Samples
+	}
+	return 0
+}
+
+func (m *EventExecutorHealthChanged) GetMisses() uint32 {
+	if m != nil {
+		return m.Misses
+	}
+	return 0
+}
+
+func (m *EventExecutorHealthChanged) GetMissRatePct() uint32 {
+	if m != nil {
+		return m.MissRatePct
+	}
+	return 0
+}
+
+func (m *EventExecutorHealthChanged) GetCooldownBlocks() uint64 {
+	if m != nil {
+		return m.CooldownBlocks
+	}
+	return 0
+}
+
+func (m *EventExecutorHealthChanged) GetExclusions() uint32 {
+	if m != nil {
+		return m.Exclusions
+	}
+	return 0
+}
+
+func (m *EventExecutorHealthChanged) GetHeight() int64 {
+	if m != nil {
+		return m.Height
+	}
+	return 0
+}
+
+func (m *EventExecutorHealthChanged) GetEligibleHeight() int64 {
+	if m != nil {
+		return m.EligibleHeight
+	}
+	return 0
+}
+
+// EventExclusionCapped is emitted when an executor that tripped stays in the
+// pool because excluding it would take more than
+// health_cb_max_excluded_weight_pct of a model's epoch weight.
+type EventExclusionCapped struct {
+	Executor       string `protobuf:"bytes,1,opt,name=executor,proto3" json:"executor,omitempty"`
+	Model          string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	ExcludedWeight uint64 `protobuf:"varint,3,opt,name=excluded_weight,json=excludedWeight,proto3" json:"excluded_weight,omitempty"`
+	ExecutorWeight uint64 `protobuf:"varint,4,opt,name=executor_weight,json=executorWeight,proto3" json:"executor_weight,omitempty"`
+	ModelWeight    uint64 `protobuf:"varint,5,opt,name=model_weight,json=modelWeight,proto3" json:"model_weight,omitempty"`
+	CapPct         uint64 `protobuf:"varint,6,opt,name=cap_pct,json=capPct,proto3" json:"cap_pct,omitempty"`
+	Samples        uint32 `protobuf:"varint,7,opt,name=samples,proto3" json:"samples,omitempty"`
+	Misses         uint32 `protobuf:"varint,8,opt,name=misses,proto3" json:"misses,omitempty"`
+	Height         int64  `protobuf:"varint,9,opt,name=height,proto3" json:"height,omitempty"`
+}
+
+func (m *EventExclusionCapped) Reset()         { *m = EventExclusionCapped{} }
+func (m *EventExclusionCapped) String() string { return proto.CompactTextString(m) }
+func (*EventExclusionCapped) ProtoMessage()    {}
+func (*EventExclusionCapped) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{8}
+}
+func (m *EventExclusionCapped) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventExclusionCapped) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventExclusionCapped.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventExclusionCapped) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventExclusionCapped.Merge(m, src)
+}
+func (m *EventExclusionCapped) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventExclusionCapped) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventExclusionCapped.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventExclusionCapped proto.InternalMessageInfo
+
+func (m *EventExclusionCapped) GetExecutor() string {
+	if m != nil {
+		return m.Executor
+	}
+	return ""
+}
+
+func (m *EventExclusionCapped) GetModel() string {
+	if m != nil {
+		return m.Model
+	}
+	return ""
+}
+
+func (m *EventExclusionCapped) GetExcludedWeight() uint64 {
+	if m != nil {
+		return m.ExcludedWeight
+	}
+	return 0
+}
+
+func (m *EventExclusionCapped) GetExecutorWeight() uint64 {
+	if m != nil {
+		return m.ExecutorWeight
+	}
+	return 0
+}
+
+func (m *EventExclusionCapped) GetModelWeight() uint64 {
+	if m != nil {
+		return m.ModelWeight
+	}
+	return 0
+}
+
+func (m *EventExclusionCapped) GetCapPct() uint64 {
+	if m != nil {
+		return m.CapPct
+	}
+	return 0
+}
+
+func (m *EventExclusionCapped) GetSamples() uint32 {
+	if m != nil {
+		return m.Samples
+	}
+	return 0
+}
+
+func (m *EventExclusionCapped) GetMisses() uint32 {
+	if m != nil {
+		return m.Misses
+	}
+	return 0
+}
+
+func (m *EventExclusionCapped) GetHeight() int64 {
+	if m != nil {
+		return m.Height
+	}
+	return 0
+}
+
+// EventProbeStarted is emitted when an inference takes a PROBE executor's
+// probe slot; its outcome decides the executor's return.
+type EventProbeStarted struct {
+	Executor    string `protobuf:"bytes,1,opt,name=executor,proto3" json:"executor,omitempty"`
+	InferenceId string `protobuf:"bytes,2,opt,name=inference_id,json=inferenceId,proto3" json:"inference_id,omitempty"`
+	Height      int64  `protobuf:"varint,3,opt,name=height,proto3" json:"height,omitempty"`
+}
+
+func (m *EventProbeStarted) Reset()         { *m = EventProbeStarted{} }
+func (m *EventProbeStarted) String() string { return proto.CompactTextString(m) }
+func (*EventProbeStarted) ProtoMessage()    {}
+func (*EventProbeStarted) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{9}
+}
+func (m *EventProbeStarted) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventProbeStarted) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventProbeStarted.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventProbeStarted) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventProbeStarted.Merge(m, src)
+}
+func (m *EventProbeStarted) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventProbeStarted) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventProbeStarted.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventProbeStarted proto.InternalMessageInfo
+
+func (m *EventProbeStarted) GetExecutor() string {
+	if m != nil {
+		return m.Executor
+	}
+	return ""
+}
+
+func (m *EventProbeStarted) GetInferenceId() string {
+	if m != nil {
+		return m.InferenceId
+	}
+	return ""
+}
+
+func (m *EventProbeStarted) GetHeight() int64 {
+	if m != nil {
+		return m.Height
+	}
+	return 0
+}
+
 func init() {
 	proto.RegisterType((*EventParticipantRegistered)(nil), "inferenced.inference.v1.EventParticipantRegistered")
 	proto.RegisterType((*EventEpochStarted)(nil), "inferenced.inference.v1.EventEpochStarted")
@@ -473,6 +781,9 @@ func init() {
 	proto.RegisterType((*EventInferenceExpired)(nil), "inferenced.inference.v1.EventInferenceExpired")
 	proto.RegisterType((*EventParticipantInactive)(nil), "inferenced.inference.v1.EventParticipantInactive")
 	proto.RegisterType((*EventParamsUpdated)(nil), "inferenced.inference.v1.EventParamsUpdated")
+	proto.RegisterType((*EventExecutorHealthChanged)(nil), "inferenced.inference.v1.EventExecutorHealthChanged")
+	proto.RegisterType((*EventExclusionCapped)(nil), "inferenced.inference.v1.EventExclusionCapped")
+	proto.RegisterType((*EventProbeStarted)(nil), "inferenced.inference.v1.EventProbeStarted")
 }
 
 func init() {
@@ -480,46 +791,66 @@ func init() {
 }
 
 var fileDescriptor_81425b659142ecc0 = []byte{
-	// 609 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xb4, 0x54, 0xcd, 0x6a, 0x14, 0x4d,
-	0x14, 0x9d, 0x4e, 0x3a, 0x7f, 0x35, 0x49, 0xbe, 0x2f, 0x45, 0x8c, 0x6d, 0x16, 0x93, 0xc9, 0x28,
-	0x38, 0x20, 0xce, 0x90, 0xe8, 0x56, 0x24, 0x91, 0x88, 0x03, 0x2e, 0xa4, 0x42, 0x10, 0xdc, 0x34,
-	0x95, 0xae, 0x9b, 0x9e, 0x82, 0xe9, 0xae, 0x4e, 0x55, 0xf5, 0x38, 0xbe, 0x85, 0x0b, 0x1f, 0xc5,
-	0xbd, 0xb8, 0xcb, 0x32, 0xb8, 0x72, 0x25, 0x92, 0x79, 0x05, 0x1f, 0x40, 0xaa, 0xaa, 0xbb, 0x27,
-	0x19, 0x4c, 0x08, 0x82, 0xbb, 0xba, 0xa7, 0xcf, 0xe1, 0x9e, 0x7b, 0xba, 0xea, 0xa2, 0x07, 0x3c,
-	0x3d, 0x01, 0x09, 0x69, 0x04, 0xac, 0x5b, 0x1d, 0xbb, 0xc3, 0x9d, 0x2e, 0x0c, 0x21, 0xd5, 0xaa,
-	0x93, 0x49, 0xa1, 0x05, 0xbe, 0x3b, 0x61, 0x75, 0xaa, 0x63, 0x67, 0xb8, 0xb3, 0x79, 0x2f, 0x12,
-	0x2a, 0x11, 0x2a, 0xb4, 0xb4, 0xae, 0x2b, 0x9c, 0x66, 0x73, 0x3d, 0x16, 0xb1, 0x70, 0xb8, 0x39,
-	0x15, 0xe8, 0xb5, 0xfd, 0x32, 0x2a, 0x69, 0x52, 0x68, 0x5b, 0x5f, 0x3c, 0xb4, 0x79, 0x60, 0x0c,
-	0xbc, 0xa1, 0x52, 0xf3, 0x88, 0x67, 0x34, 0xd5, 0x04, 0x62, 0xae, 0x34, 0x48, 0x60, 0x78, 0x17,
-	0x2d, 0x50, 0xc6, 0x24, 0x28, 0x15, 0x78, 0x4d, 0xaf, 0xbd, 0xb4, 0x1f, 0x7c, 0xfb, 0xfc, 0x78,
-	0xbd, 0xe8, 0xbe, 0xe7, 0xbe, 0x1c, 0x6a, 0xc9, 0xd3, 0x98, 0x94, 0x44, 0x7c, 0x1f, 0xad, 0x54,
-	0xfd, 0xc2, 0x5c, 0x0e, 0x82, 0x19, 0xa3, 0x24, 0xcb, 0x15, 0x78, 0x24, 0x07, 0x78, 0x03, 0xcd,
-	0x27, 0x82, 0xc1, 0x40, 0x05, 0xb3, 0xcd, 0xd9, 0xf6, 0x12, 0x29, 0x2a, 0x83, 0xbf, 0x07, 0x1e,
-	0xf7, 0x75, 0xe0, 0x37, 0xbd, 0xb6, 0x4f, 0x8a, 0x0a, 0x07, 0x68, 0x21, 0xcf, 0x18, 0xd5, 0xc0,
-	0x82, 0xb9, 0xa6, 0xd7, 0x5e, 0x24, 0x65, 0xd9, 0xfa, 0xe4, 0xa1, 0x35, 0x3b, 0xc1, 0x41, 0x26,
-	0xa2, 0xfe, 0xa1, 0xa6, 0x52, 0x03, 0xc3, 0x5b, 0xa8, 0x0e, 0xa6, 0x0e, 0x79, 0xca, 0x60, 0x64,
-	0xcd, 0xfb, 0x04, 0x59, 0xa8, 0x67, 0x10, 0xbc, 0x8d, 0x96, 0x95, 0xe1, 0x86, 0x7d, 0xd7, 0xce,
-	0x98, 0x9c, 0x25, 0x75, 0x8b, 0xbd, 0xaa, 0x7a, 0x26, 0x90, 0x1c, 0x83, 0x34, 0x26, 0xbd, 0xf6,
-	0x0a, 0x29, 0x4b, 0x23, 0xd6, 0x42, 0xd3, 0x41, 0x78, 0xc5, 0x6b, 0xdd, 0x62, 0x6f, 0x2d, 0xd4,
-	0xfa, 0xe5, 0xa1, 0x3b, 0xd6, 0x56, 0xaf, 0x1c, 0xbb, 0xb4, 0xb6, 0x8d, 0x26, 0x51, 0x84, 0x9c,
-	0xb9, 0x60, 0x49, 0xbd, 0xc2, 0x7a, 0x0c, 0xaf, 0xa3, 0x39, 0x9b, 0x47, 0x11, 0x9d, 0x2b, 0xf0,
-	0x73, 0xb4, 0xaa, 0x25, 0x4d, 0xd5, 0x09, 0xc8, 0x90, 0xc6, 0x90, 0x6a, 0x6b, 0xeb, 0xa6, 0x7f,
-	0xb2, 0x52, 0xf2, 0xf7, 0x0c, 0x1d, 0x3f, 0x45, 0x8b, 0x30, 0x82, 0x28, 0xd7, 0x42, 0x5a, 0xcb,
-	0x37, 0x49, 0x2b, 0x26, 0x7e, 0x84, 0xd6, 0x60, 0x94, 0x71, 0x49, 0x35, 0x17, 0x69, 0x19, 0xd7,
-	0x9c, 0x8d, 0xeb, 0xff, 0xc9, 0x07, 0x97, 0x59, 0xeb, 0x14, 0x6d, 0x5c, 0x9d, 0xfa, 0x25, 0x4f,
-	0xb9, 0xea, 0xdf, 0x6e, 0xec, 0xcb, 0xfe, 0x66, 0x6e, 0xeb, 0xaf, 0x95, 0x4d, 0x07, 0x7d, 0x60,
-	0x4c, 0xfd, 0xcb, 0x8e, 0x5f, 0x3d, 0x14, 0x4c, 0x3f, 0x9a, 0x5e, 0x4a, 0x23, 0xcd, 0x87, 0xf0,
-	0x57, 0x4f, 0xe6, 0x21, 0xfa, 0x6f, 0xe2, 0x34, 0x12, 0x79, 0xea, 0xee, 0xa3, 0x4f, 0x56, 0x2b,
-	0xf8, 0x85, 0x41, 0x0d, 0x31, 0xe1, 0x4a, 0x01, 0x0b, 0x25, 0x9c, 0xe6, 0xa0, 0xb4, 0xbb, 0x9a,
-	0x3e, 0x59, 0x75, 0x30, 0x29, 0xd0, 0xe9, 0xfb, 0xef, 0x4f, 0xdf, 0xff, 0xd6, 0x21, 0xc2, 0xe5,
-	0x08, 0x34, 0x51, 0x47, 0xee, 0x31, 0xe1, 0x67, 0x68, 0xde, 0xad, 0x07, 0xeb, 0xbd, 0xbe, 0xbb,
-	0xd5, 0xb9, 0x66, 0x1f, 0x75, 0x9c, 0x6e, 0xdf, 0x3f, 0xfb, 0xb1, 0x55, 0x23, 0x85, 0x68, 0xff,
-	0xf5, 0xd9, 0x45, 0xc3, 0x3b, 0xbf, 0x68, 0x78, 0x3f, 0x2f, 0x1a, 0xde, 0xc7, 0x71, 0xa3, 0x76,
-	0x3e, 0x6e, 0xd4, 0xbe, 0x8f, 0x1b, 0xb5, 0x77, 0xbb, 0x31, 0xd7, 0xfd, 0xfc, 0xb8, 0x13, 0x89,
-	0xa4, 0xfb, 0xa7, 0xc5, 0xc4, 0xba, 0xa3, 0x4b, 0x5b, 0x4a, 0x7f, 0xc8, 0x40, 0x1d, 0xcf, 0xdb,
-	0x15, 0xf5, 0xe4, 0x77, 0x00, 0x00, 0x00, 0xff, 0xff, 0x8c, 0xc1, 0x94, 0x7c, 0x3a, 0x05, 0x00,
-	0x00,
+	// 931 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xb4, 0x56, 0x4f, 0x6f, 0xdc, 0x44,
+	0x14, 0x8f, 0x37, 0x4e, 0x36, 0x99, 0x4d, 0x16, 0x6a, 0x85, 0xd6, 0xe4, 0xb0, 0x49, 0xdc, 0x22,
+	0x56, 0x42, 0xec, 0xaa, 0x4b, 0x25, 0xb8, 0x20, 0xd4, 0x44, 0x41, 0x8d, 0xe0, 0x10, 0xcd, 0xaa,
+	0xaa, 0xc4, 0xc5, 0x9a, 0xb5, 0x5f, 0xbc, 0xa3, 0xda, 0x33, 0xee, 0xcc, 0x6c, 0xba, 0xdc, 0xf9,
+	0x00, 0x1c, 0x38, 0xf1, 0x39, 0x38, 0x71, 0x41, 0xdc, 0x7a, 0xac, 0x38, 0x71, 0x42, 0x28, 0xf9,
+	0x0a, 0x7c, 0x00, 0x34, 0x7f, 0xec, 0xfd, 0x43, 0xb7, 0x8d, 0x22, 0x71, 0xf3, 0xfb, 0xf9, 0xbd,
+	0x79, 0xbf, 0xf9, 0xcd, 0x9b, 0x9f, 0x8d, 0x1e, 0x50, 0x76, 0x01, 0x02, 0x58, 0x02, 0x69, 0xbf,
+	0x7e, 0xec, 0x5f, 0x3e, 0xec, 0xc3, 0x25, 0x30, 0x25, 0x7b, 0xa5, 0xe0, 0x8a, 0x07, 0xf7, 0x66,
+	0x59, 0xbd, 0xfa, 0xb1, 0x77, 0xf9, 0x70, 0xff, 0xc3, 0x84, 0xcb, 0x82, 0xcb, 0xd8, 0xa4, 0xf5,
+	0x6d, 0x60, 0x6b, 0xf6, 0xf7, 0x32, 0x9e, 0x71, 0x8b, 0xeb, 0x27, 0x87, 0xae, 0xec, 0x37, 0x06,
+	0x92, 0xab, 0xf1, 0xbb, 0xb2, 0x4a, 0x22, 0x48, 0xe1, 0x3a, 0x44, 0xbf, 0x79, 0x68, 0xff, 0x54,
+	0xd3, 0x3c, 0x27, 0x42, 0xd1, 0x84, 0x96, 0x84, 0x29, 0x0c, 0x19, 0x95, 0x0a, 0x04, 0xa4, 0xc1,
+	0x00, 0x35, 0x49, 0x9a, 0x0a, 0x90, 0x32, 0xf4, 0x0e, 0xbd, 0xee, 0xf6, 0x71, 0xf8, 0xc7, 0x2f,
+	0x9f, 0xee, 0x39, 0x8e, 0x8f, 0xed, 0x9b, 0xa1, 0x12, 0x94, 0x65, 0xb8, 0x4a, 0x0c, 0xee, 0xa3,
+	0xdd, 0xba, 0x5f, 0x3c, 0x11, 0x79, 0xd8, 0xd0, 0x95, 0x78, 0xa7, 0x06, 0x9f, 0x8a, 0x3c, 0xb8,
+	0x8b, 0x36, 0x0b, 0x9e, 0x42, 0x2e, 0xc3, 0xf5, 0xc3, 0xf5, 0xee, 0x36, 0x76, 0x91, 0xc6, 0x5f,
+	0x02, 0xcd, 0xc6, 0x2a, 0xf4, 0x0f, 0xbd, 0xae, 0x8f, 0x5d, 0x14, 0x84, 0xa8, 0x39, 0x29, 0x53,
+	0xa2, 0x20, 0x0d, 0x37, 0x0e, 0xbd, 0xee, 0x16, 0xae, 0xc2, 0xe8, 0x27, 0x0f, 0xdd, 0x31, 0x3b,
+	0x38, 0x2d, 0x79, 0x32, 0x1e, 0x2a, 0x22, 0x14, 0xa4, 0xc1, 0x01, 0x6a, 0x81, 0x8e, 0x63, 0xca,
+	0x52, 0x98, 0x1a, 0xf2, 0x3e, 0x46, 0x06, 0x3a, 0xd3, 0x48, 0x70, 0x84, 0x76, 0xa4, 0xce, 0x8d,
+	0xc7, 0xb6, 0x9d, 0x26, 0xb9, 0x8e, 0x5b, 0x06, 0x7b, 0x52, 0xf7, 0x2c, 0xa0, 0x18, 0x81, 0xd0,
+	0x24, 0xbd, 0xee, 0x2e, 0xae, 0x42, 0x5d, 0xac, 0xb8, 0x22, 0x79, 0xbc, 0xc0, 0xb5, 0x65, 0xb0,
+	0x67, 0x06, 0x8a, 0xfe, 0xf1, 0xd0, 0x07, 0x86, 0xd6, 0x59, 0xb5, 0xed, 0x8a, 0xda, 0x11, 0x9a,
+	0x49, 0x11, 0xd3, 0xd4, 0x0a, 0x8b, 0x5b, 0x35, 0x76, 0x96, 0x06, 0x7b, 0x68, 0xc3, 0xe8, 0xe1,
+	0xa4, 0xb3, 0x41, 0xf0, 0x15, 0x6a, 0x2b, 0x41, 0x98, 0xbc, 0x00, 0x11, 0x93, 0x0c, 0x98, 0x32,
+	0xb4, 0xde, 0x76, 0x26, 0xbb, 0x55, 0xfe, 0x63, 0x9d, 0x1e, 0x3c, 0x42, 0x5b, 0x30, 0x85, 0x64,
+	0xa2, 0xb8, 0x30, 0x94, 0xdf, 0x56, 0x5a, 0x67, 0x06, 0x9f, 0xa0, 0x3b, 0x30, 0x2d, 0xa9, 0x20,
+	0x8a, 0x72, 0x56, 0xc9, 0xb5, 0x61, 0xe4, 0x7a, 0x7f, 0xf6, 0xc2, 0x6a, 0x16, 0xbd, 0x40, 0x77,
+	0x17, 0x77, 0xfd, 0x35, 0x65, 0x54, 0x8e, 0x6f, 0xb6, 0xed, 0x79, 0x7e, 0x8d, 0x9b, 0xf2, 0x8b,
+	0xca, 0x65, 0xa1, 0x4f, 0x35, 0xa9, 0xff, 0xb3, 0xe3, 0xef, 0x1e, 0x0a, 0x97, 0x2f, 0xcd, 0x19,
+	0x23, 0x89, 0xa2, 0x97, 0x70, 0xab, 0x2b, 0xf3, 0x31, 0x7a, 0x6f, 0xc6, 0x34, 0xe1, 0x13, 0x66,
+	0xe7, 0xd1, 0xc7, 0xed, 0x1a, 0x3e, 0xd1, 0xa8, 0x4e, 0x2c, 0xa8, 0x94, 0x90, 0xc6, 0x02, 0x5e,
+	0x4c, 0x40, 0x2a, 0x3b, 0x9a, 0x3e, 0x6e, 0x5b, 0x18, 0x3b, 0x74, 0x79, 0xfe, 0xfd, 0xe5, 0xf9,
+	0x8f, 0x86, 0x28, 0xa8, 0xb6, 0x40, 0x0a, 0xf9, 0xd4, 0x5e, 0xa6, 0xe0, 0x4b, 0xb4, 0x69, 0xed,
+	0xc1, 0x70, 0x6f, 0x0d, 0x0e, 0x7a, 0x2b, 0x5c, 0xab, 0x67, 0xeb, 0x8e, 0xfd, 0x57, 0x7f, 0x1d,
+	0xac, 0x61, 0x57, 0x14, 0xfd, 0xec, 0x3b, 0x37, 0x39, 0x75, 0x52, 0x3d, 0x31, 0x8e, 0x74, 0x32,
+	0x26, 0x2c, 0x83, 0x45, 0xb5, 0xbd, 0x1b, 0xcf, 0xdf, 0x17, 0xc8, 0xbf, 0x10, 0xbc, 0x30, 0x8a,
+	0xb4, 0x07, 0x0f, 0x56, 0x32, 0xb2, 0xbd, 0x86, 0x8a, 0x28, 0xc0, 0xa6, 0x22, 0x78, 0x84, 0x1a,
+	0x8a, 0x1b, 0x81, 0x6e, 0x5a, 0xd7, 0x50, 0x5c, 0x6b, 0x20, 0x80, 0x48, 0xce, 0x8c, 0x6a, 0xed,
+	0xc1, 0x47, 0xef, 0xa8, 0xc4, 0x26, 0x19, 0xbb, 0xa2, 0xe0, 0x73, 0xe4, 0x3f, 0xa7, 0xcc, 0xda,
+	0x54, 0x7b, 0x70, 0x7f, 0x65, 0xf1, 0x90, 0x14, 0x65, 0x0e, 0xdf, 0x50, 0x96, 0x62, 0x53, 0xa0,
+	0xed, 0x46, 0x1a, 0x4c, 0x86, 0x9b, 0xd6, 0x6e, 0x5c, 0x68, 0xcc, 0x52, 0x1f, 0xaf, 0x0c, 0x9b,
+	0xe6, 0x85, 0x8b, 0x82, 0x08, 0xed, 0xea, 0xa7, 0x58, 0x10, 0x05, 0x71, 0x99, 0xa8, 0x70, 0xcb,
+	0xbc, 0x6e, 0x69, 0x10, 0x13, 0x05, 0xe7, 0x89, 0x99, 0x98, 0x84, 0xf3, 0x3c, 0xe5, 0x2f, 0x59,
+	0x3c, 0xca, 0x79, 0xf2, 0x5c, 0x86, 0xdb, 0x76, 0x62, 0x2a, 0xf8, 0xd8, 0xa0, 0x41, 0x07, 0x21,
+	0x98, 0x26, 0xf9, 0x44, 0x52, 0xce, 0x64, 0x88, 0xcc, 0x4a, 0x73, 0x88, 0x26, 0xe1, 0xee, 0x7e,
+	0xcb, 0xdc, 0x7d, 0x17, 0xe9, 0x06, 0x90, 0xd3, 0x8c, 0x8e, 0x72, 0xa8, 0xcc, 0x61, 0xc7, 0x24,
+	0xb4, 0x2b, 0xd8, 0x59, 0xc3, 0xaf, 0x0d, 0xb4, 0xe7, 0x86, 0xc3, 0x2d, 0x7a, 0x42, 0xca, 0xf2,
+	0xd6, 0x63, 0xf1, 0x66, 0x8f, 0xd4, 0x6c, 0xf4, 0xf2, 0x29, 0xa4, 0x95, 0x39, 0xbb, 0x0b, 0x52,
+	0xc1, 0xcf, 0x66, 0xb4, 0xdd, 0x52, 0x8b, 0x2e, 0xde, 0xae, 0x60, 0x97, 0x78, 0x84, 0x76, 0xcc,
+	0xd2, 0x55, 0xd6, 0x86, 0xf5, 0x7a, 0x83, 0xb9, 0x94, 0x7b, 0xa8, 0x99, 0x90, 0xd2, 0x9c, 0xc0,
+	0xa6, 0xfd, 0x6a, 0x25, 0xa4, 0xd4, 0xe2, 0xcf, 0x1d, 0x69, 0x73, 0xd5, 0x91, 0x6e, 0x2d, 0x1c,
+	0xe9, 0x4c, 0xe5, 0xed, 0x79, 0x95, 0xa3, 0x1f, 0xaa, 0xaf, 0xdc, 0xb9, 0xe0, 0xa3, 0xfa, 0x53,
+	0x72, 0x3b, 0xe5, 0x96, 0x7d, 0xb1, 0xf1, 0x5f, 0x5f, 0x9c, 0xd1, 0x58, 0x9f, 0xa7, 0x71, 0xfc,
+	0xed, 0xab, 0xab, 0x8e, 0xf7, 0xfa, 0xaa, 0xe3, 0xfd, 0x7d, 0xd5, 0xf1, 0x7e, 0xbc, 0xee, 0xac,
+	0xbd, 0xbe, 0xee, 0xac, 0xfd, 0x79, 0xdd, 0x59, 0xfb, 0x6e, 0x90, 0x51, 0x35, 0x9e, 0x8c, 0x7a,
+	0x09, 0x2f, 0xfa, 0x6f, 0xfa, 0xf3, 0x48, 0xfb, 0xd3, 0xb9, 0xdf, 0x10, 0xf5, 0x7d, 0x09, 0x72,
+	0xb4, 0x69, 0xfe, 0x41, 0x3e, 0xfb, 0x37, 0x00, 0x00, 0xff, 0xff, 0xa0, 0xef, 0x77, 0x07, 0x41,
+	0x09, 0x00, 0x00,
 }
 
 func (m *EventParticipantRegistered) Marshal() (dAtA []byte, err error) {
@@ -834,6 +1165,205 @@ func (m *EventParamsUpdated) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *EventExecutorHealthChanged) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventExecutorHealthChanged) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventExecutorHealthChanged) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.EligibleHeight != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.EligibleHeight))
+		i--
+		dAtA[i] = 0x60
+	}
+	if m.Height != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Height))
+		i--
+		dAtA[i] = 0x58
+	}
+	if m.Exclusions != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Exclusions))
+		i--
+		dAtA[i] = 0x50
+	}
+	if m.CooldownBlocks != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.CooldownBlocks))
+		i--
+		dAtA[i] = 0x48
+	}
+	if m.MissRatePct != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.MissRatePct))
+		i--
+		dAtA[i] = 0x40
+	}
+	if m.Misses != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Misses))
+		i--
+		dAtA[i] = 0x38
+	}
+	if m.Samples != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Samples))
+		i--
+		dAtA[i] = 0x30
+	}
+	if m.Kind != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Kind))
+		i--
+		dAtA[i] = 0x28
+	}
+	if m.Reason != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Reason))
+		i--
+		dAtA[i] = 0x20
+	}
+	if m.To != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.To))
+		i--
+		dAtA[i] = 0x18
+	}
+	if m.From != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.From))
+		i--
+		dAtA[i] = 0x10
+	}
+	if len(m.Executor) > 0 {
+		i -= len(m.Executor)
+		copy(dAtA[i:], m.Executor)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Executor)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *EventExclusionCapped) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventExclusionCapped) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventExclusionCapped) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.Height != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Height))
+		i--
+		dAtA[i] = 0x48
+	}
+	if m.Misses != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Misses))
+		i--
+		dAtA[i] = 0x40
+	}
+	if m.Samples != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Samples))
+		i--
+		dAtA[i] = 0x38
+	}
+	if m.CapPct != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.CapPct))
+		i--
+		dAtA[i] = 0x30
+	}
+	if m.ModelWeight != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.ModelWeight))
+		i--
+		dAtA[i] = 0x28
+	}
+	if m.ExecutorWeight != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.ExecutorWeight))
+		i--
+		dAtA[i] = 0x20
+	}
+	if m.ExcludedWeight != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.ExcludedWeight))
+		i--
+		dAtA[i] = 0x18
+	}
+	if len(m.Model) > 0 {
+		i -= len(m.Model)
+		copy(dAtA[i:], m.Model)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Model)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.Executor) > 0 {
+		i -= len(m.Executor)
+		copy(dAtA[i:], m.Executor)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Executor)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *EventProbeStarted) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventProbeStarted) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventProbeStarted) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.Height != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Height))
+		i--
+		dAtA[i] = 0x18
+	}
+	if len(m.InferenceId) > 0 {
+		i -= len(m.InferenceId)
+		copy(dAtA[i:], m.InferenceId)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.InferenceId)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.Executor) > 0 {
+		i -= len(m.Executor)
+		copy(dAtA[i:], m.Executor)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Executor)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
 func encodeVarintEvents(dAtA []byte, offset int, v uint64) int {
 	offset -= sovEvents(v)
 	base := offset
@@ -987,6 +1517,110 @@ func (m *EventParamsUpdated) Size() (n int) {
 	_ = l
 	l = m.Params.Size()
 	n += 1 + l + sovEvents(uint64(l))
+	return n
+}
+
+func (m *EventExecutorHealthChanged) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Executor)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.From != 0 {
+		n += 1 + sovEvents(uint64(m.From))
+	}
+	if m.To != 0 {
+		n += 1 + sovEvents(uint64(m.To))
+	}
+	if m.Reason != 0 {
+		n += 1 + sovEvents(uint64(m.Reason))
+	}
+	if m.Kind != 0 {
+		n += 1 + sovEvents(uint64(m.Kind))
+	}
+	if m.Samples != 0 {
+		n += 1 + sovEvents(uint64(m.Samples))
+	}
+	if m.Misses != 0 {
+		n += 1 + sovEvents(uint64(m.Misses))
+	}
+	if m.MissRatePct != 0 {
+		n += 1 + sovEvents(uint64(m.MissRatePct))
+	}
+	if m.CooldownBlocks != 0 {
+		n += 1 + sovEvents(uint64(m.CooldownBlocks))
+	}
+	if m.Exclusions != 0 {
+		n += 1 + sovEvents(uint64(m.Exclusions))
+	}
+	if m.Height != 0 {
+		n += 1 + sovEvents(uint64(m.Height))
+	}
+	if m.EligibleHeight != 0 {
+		n += 1 + sovEvents(uint64(m.EligibleHeight))
+	}
+	return n
+}
+
+func (m *EventExclusionCapped) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Executor)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	l = len(m.Model)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.ExcludedWeight != 0 {
+		n += 1 + sovEvents(uint64(m.ExcludedWeight))
+	}
+	if m.ExecutorWeight != 0 {
+		n += 1 + sovEvents(uint64(m.ExecutorWeight))
+	}
+	if m.ModelWeight != 0 {
+		n += 1 + sovEvents(uint64(m.ModelWeight))
+	}
+	if m.CapPct != 0 {
+		n += 1 + sovEvents(uint64(m.CapPct))
+	}
+	if m.Samples != 0 {
+		n += 1 + sovEvents(uint64(m.Samples))
+	}
+	if m.Misses != 0 {
+		n += 1 + sovEvents(uint64(m.Misses))
+	}
+	if m.Height != 0 {
+		n += 1 + sovEvents(uint64(m.Height))
+	}
+	return n
+}
+
+func (m *EventProbeStarted) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Executor)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	l = len(m.InferenceId)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.Height != 0 {
+		n += 1 + sovEvents(uint64(m.Height))
+	}
 	return n
 }
 
@@ -1933,6 +2567,677 @@ func (m *EventParamsUpdated) Unmarshal(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventExecutorHealthChanged) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventExecutorHealthChanged: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventExecutorHealthChanged: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Executor", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Executor = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field From", wireType)
+			}
+			m.From = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.From |= HealthState(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field To", wireType)
+			}
+			m.To = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.To |= HealthState(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Reason", wireType)
+			}
+			m.Reason = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Reason |= HealthReason(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Kind", wireType)
+			}
+			m.Kind = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Kind |= SampleKind(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Samples", wireType)
+			}
+			m.Samples = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Samples |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Misses", wireType)
+			}
+			m.Misses = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Misses |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field MissRatePct", wireType)
+			}
+			m.MissRatePct = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.MissRatePct |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 9:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field CooldownBlocks", wireType)
+			}
+			m.CooldownBlocks = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.CooldownBlocks |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 10:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Exclusions", wireType)
+			}
+			m.Exclusions = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Exclusions |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 11:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Height", wireType)
+			}
+			m.Height = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Height |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 12:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EligibleHeight", wireType)
+			}
+			m.EligibleHeight = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.EligibleHeight |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventExclusionCapped) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventExclusionCapped: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventExclusionCapped: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Executor", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Executor = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Model", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Model = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ExcludedWeight", wireType)
+			}
+			m.ExcludedWeight = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ExcludedWeight |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ExecutorWeight", wireType)
+			}
+			m.ExecutorWeight = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ExecutorWeight |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ModelWeight", wireType)
+			}
+			m.ModelWeight = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ModelWeight |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field CapPct", wireType)
+			}
+			m.CapPct = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.CapPct |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Samples", wireType)
+			}
+			m.Samples = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Samples |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Misses", wireType)
+			}
+			m.Misses = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Misses |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 9:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Height", wireType)
+			}
+			m.Height = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Height |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventProbeStarted) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventProbeStarted: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventProbeStarted: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Executor", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Executor = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field InferenceId", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.InferenceId = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Height", wireType)
+			}
+			m.Height = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Height |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := skipEvents(dAtA[iNdEx:])

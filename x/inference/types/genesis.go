@@ -59,7 +59,7 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 		}
 		ids[inf.InferenceId] = struct{}{}
 	}
-	return nil
+	return gs.validateHealth(ac, seen)
 }
 
 // ValidateParticipant checks a stored participant record.

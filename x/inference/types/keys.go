@@ -19,4 +19,8 @@ var (
 	InferencesPrefix       = collections.NewPrefix(5)
 	ExpiryQueuePrefix      = collections.NewPrefix(6)
 	ParticipantCountKey    = collections.NewPrefix(7)
+	ExecutorHealthPrefix   = collections.NewPrefix(8)
+	CooldownIndexPrefix    = collections.NewPrefix(9)
+	PendingSamplesPrefix   = collections.NewPrefix(10)
+	SampleSequenceKey      = collections.NewPrefix(11)
 )

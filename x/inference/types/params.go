@@ -5,6 +5,7 @@ import (
 
 	"cosmossdk.io/math"
 
+	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/sprt"
 )
 
@@ -14,6 +15,16 @@ const (
 	DefaultPocPhaseBlocks   uint64 = 20
 	DefaultExpirationBlocks uint64 = 10
 	DefaultMaxParticipants  uint64 = 10_000
+
+	// Circuit-breaker defaults: the seed's four, then the design's.
+	DefaultHealthCBMissThresholdPct      uint64 = 25
+	DefaultHealthCBMinSamples            uint64 = 4
+	DefaultHealthCBInitialCooldownBlocks uint64 = 50
+	DefaultHealthCBMaxCooldownBlocks     uint64 = 500
+	DefaultHealthCBWindowSamples         uint64 = 16
+	DefaultHealthCBConsecutiveMisses     uint64 = 3
+	DefaultHealthCBMaxExcludedWeightPct  uint64 = 50
+	DefaultHealthCBEnforce                      = true
 
 	// MaxMaxParticipants caps max_participants itself.
 	MaxMaxParticipants uint64 = 1_000_000
@@ -32,6 +43,15 @@ func DefaultParams() Params {
 		DowntimeBadPercentage:  math.LegacyMustNewDecFromStr("0.2"),
 		DowntimeHThreshold:     math.LegacyMustNewDecFromStr("4"),
 		MaxParticipants:        DefaultMaxParticipants,
+
+		HealthCbMissThresholdPct:      DefaultHealthCBMissThresholdPct,
+		HealthCbMinSamples:            DefaultHealthCBMinSamples,
+		HealthCbInitialCooldownBlocks: DefaultHealthCBInitialCooldownBlocks,
+		HealthCbMaxCooldownBlocks:     DefaultHealthCBMaxCooldownBlocks,
+		HealthCbWindowSamples:         DefaultHealthCBWindowSamples,
+		HealthCbConsecutiveMisses:     DefaultHealthCBConsecutiveMisses,
+		HealthCbMaxExcludedWeightPct:  DefaultHealthCBMaxExcludedWeightPct,
+		HealthCbEnforce:               DefaultHealthCBEnforce,
 	}
 }
 
@@ -49,5 +69,49 @@ func (p Params) Validate() error {
 	if p.MaxParticipants < 1 || p.MaxParticipants > MaxMaxParticipants {
 		return fmt.Errorf("max_participants must be in [1, %d], got %d", MaxMaxParticipants, p.MaxParticipants)
 	}
-	return sprt.Validate(p.DowntimeGoodPercentage, p.DowntimeBadPercentage, p.DowntimeHThreshold)
+	if err := sprt.Validate(p.DowntimeGoodPercentage, p.DowntimeBadPercentage, p.DowntimeHThreshold); err != nil {
+		return err
+	}
+	return p.validateBreaker()
+}
+
+// validateBreaker checks the circuit-breaker params, one rule per error.
+func (p Params) validateBreaker() error {
+	switch {
+	case p.HealthCbMissThresholdPct < 1 || p.HealthCbMissThresholdPct > 100:
+		return fmt.Errorf("health_cb_miss_threshold_pct must be in [1, 100], got %d", p.HealthCbMissThresholdPct)
+	case p.HealthCbWindowSamples < 1 || p.HealthCbWindowSamples > breaker.MaxWindow:
+		return fmt.Errorf("health_cb_window_samples must be in [1, %d], got %d", breaker.MaxWindow, p.HealthCbWindowSamples)
+	case p.HealthCbMinSamples < 1 || p.HealthCbMinSamples > p.HealthCbWindowSamples:
+		return fmt.Errorf("health_cb_min_samples must be in [1, health_cb_window_samples=%d], got %d", p.HealthCbWindowSamples, p.HealthCbMinSamples)
+	case p.HealthCbConsecutiveMisses < 1 || p.HealthCbConsecutiveMisses > breaker.MaxWindow:
+		return fmt.Errorf("health_cb_consecutive_misses must be in [1, %d], got %d", breaker.MaxWindow, p.HealthCbConsecutiveMisses)
+	case p.HealthCbInitialCooldownBlocks < 1:
+		return fmt.Errorf("health_cb_initial_cooldown_blocks must be at least 1, got %d", p.HealthCbInitialCooldownBlocks)
+	case p.HealthCbInitialCooldownBlocks > p.HealthCbMaxCooldownBlocks:
+		return fmt.Errorf("health_cb_initial_cooldown_blocks (%d) must be <= health_cb_max_cooldown_blocks (%d)", p.HealthCbInitialCooldownBlocks, p.HealthCbMaxCooldownBlocks)
+	case p.HealthCbMaxCooldownBlocks >= p.EpochLength:
+		return fmt.Errorf("health_cb_max_cooldown_blocks (%d) must be < epoch_length (%d)", p.HealthCbMaxCooldownBlocks, p.EpochLength)
+	case p.HealthCbMaxExcludedWeightPct < 1 || p.HealthCbMaxExcludedWeightPct > 100:
+		return fmt.Errorf("health_cb_max_excluded_weight_pct must be in [1, 100], got %d", p.HealthCbMaxExcludedWeightPct)
+	}
+	return nil
+}
+
+// BreakerParams converts validated params to the breaker's. Both sample
+// kinds share one trip rule on chain today; the breaker keeps them apart so
+// they can be calibrated separately.
+func (p Params) BreakerParams() breaker.Params {
+	rule := breaker.TripRule{
+		WindowSamples:     uint32(p.HealthCbWindowSamples),
+		MinSamples:        uint32(p.HealthCbMinSamples),
+		ThresholdPct:      uint32(p.HealthCbMissThresholdPct),
+		ConsecutiveMisses: uint32(p.HealthCbConsecutiveMisses),
+	}
+	var bp breaker.Params
+	bp.Rules[breaker.Traffic] = rule
+	bp.Rules[breaker.Attested] = rule
+	bp.InitialCooldown = p.HealthCbInitialCooldownBlocks
+	bp.MaxCooldown = p.HealthCbMaxCooldownBlocks
+	return bp
 }

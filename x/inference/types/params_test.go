@@ -25,7 +25,10 @@ func TestParamsValidateAcceptsBoundaries(t *testing.T) {
 		name string
 		edit func(*types.Params)
 	}{
-		{"shortest epoch", func(p *types.Params) { p.EpochLength, p.PocPhaseBlocks, p.ExpirationBlocks = 2, 1, 2 }},
+		{"shortest epoch", func(p *types.Params) {
+			p.EpochLength, p.PocPhaseBlocks, p.ExpirationBlocks = 2, 1, 2
+			p.HealthCbInitialCooldownBlocks, p.HealthCbMaxCooldownBlocks = 1, 1
+		}},
 		{"longest epoch", func(p *types.Params) { p.EpochLength = types.MaxEpochLength }},
 		{"no PoC phase", func(p *types.Params) { p.PocPhaseBlocks = 0 }},
 		{"PoC phase one block short of the epoch", func(p *types.Params) { p.PocPhaseBlocks = p.EpochLength - 1 }},
@@ -41,6 +44,15 @@ func TestParamsValidateAcceptsBoundaries(t *testing.T) {
 		{"huge threshold", func(p *types.Params) { p.DowntimeHThreshold = dec("1000000000000") }},
 		{"one participant", func(p *types.Params) { p.MaxParticipants = 1 }},
 		{"largest registry", func(p *types.Params) { p.MaxParticipants = types.MaxMaxParticipants }},
+		{"breaker threshold 1 and 100", func(p *types.Params) { p.HealthCbMissThresholdPct = 100 }},
+		{"breaker threshold 1", func(p *types.Params) { p.HealthCbMissThresholdPct = 1 }},
+		{"min samples = window = 64", func(p *types.Params) { p.HealthCbWindowSamples, p.HealthCbMinSamples = 64, 64 }},
+		{"window and min samples 1", func(p *types.Params) { p.HealthCbWindowSamples, p.HealthCbMinSamples = 1, 1 }},
+		{"consecutive 1 and 64", func(p *types.Params) { p.HealthCbConsecutiveMisses = 64 }},
+		{"initial = max cooldown", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = p.HealthCbMaxCooldownBlocks }},
+		{"max cooldown one below the epoch", func(p *types.Params) { p.HealthCbMaxCooldownBlocks = p.EpochLength - 1 }},
+		{"cap 1% and shadow mode", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct, p.HealthCbEnforce = 1, false }},
+		{"cap 100%", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct = 100 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +96,20 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 		}, "downtime_bad_percentage"},
 		{"h 0", func(p *types.Params) { p.DowntimeHThreshold = dec("0") }, "downtime_h_threshold"},
 		{"h negative", func(p *types.Params) { p.DowntimeHThreshold = dec("-4") }, "downtime_h_threshold"},
+		{"breaker threshold 0", func(p *types.Params) { p.HealthCbMissThresholdPct = 0 }, "health_cb_miss_threshold_pct"},
+		{"breaker threshold 101", func(p *types.Params) { p.HealthCbMissThresholdPct = 101 }, "health_cb_miss_threshold_pct"},
+		{"min samples 0", func(p *types.Params) { p.HealthCbMinSamples = 0 }, "health_cb_min_samples"},
+		{"min samples above window", func(p *types.Params) { p.HealthCbMinSamples = p.HealthCbWindowSamples + 1 }, "health_cb_min_samples"},
+		{"window 0", func(p *types.Params) { p.HealthCbWindowSamples = 0 }, "health_cb_window_samples"},
+		{"window 65", func(p *types.Params) { p.HealthCbWindowSamples = 65 }, "health_cb_window_samples"},
+		{"consecutive 0", func(p *types.Params) { p.HealthCbConsecutiveMisses = 0 }, "health_cb_consecutive_misses"},
+		{"consecutive 65", func(p *types.Params) { p.HealthCbConsecutiveMisses = 65 }, "health_cb_consecutive_misses"},
+		{"initial cooldown 0", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = 0 }, "health_cb_initial_cooldown_blocks"},
+		{"initial above max", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = p.HealthCbMaxCooldownBlocks + 1 }, "health_cb_initial_cooldown_blocks"},
+		{"max cooldown equals epoch", func(p *types.Params) { p.HealthCbMaxCooldownBlocks = p.EpochLength }, "health_cb_max_cooldown_blocks"},
+		{"max cooldown over epoch", func(p *types.Params) { p.EpochLength = 400 }, "health_cb_max_cooldown_blocks"},
+		{"cap 0", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct = 0 }, "health_cb_max_excluded_weight_pct"},
+		{"cap 101", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct = 101 }, "health_cb_max_excluded_weight_pct"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,17 +123,26 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 }
 
 // FuzzParamsValidate: Validate never panics, and what it accepts the SPRT
-// can be built from and evaluated (the keeper does both in EndBlock).
+// can be built from and evaluated (the keeper does both in EndBlock), and
+// the breaker accepts as its own params.
 func FuzzParamsValidate(f *testing.F) {
-	f.Add(uint64(2000), uint64(20), uint64(10), int64(100000000000000000), int64(200000000000000000), int64(4000000000000000000), uint64(6), uint64(0))
-	f.Add(uint64(2), uint64(1), uint64(2), int64(1), int64(999999999999999999), int64(1), ^uint64(0), ^uint64(0))
-	f.Add(uint64(0), uint64(0), uint64(0), int64(0), int64(0), int64(0), uint64(0), uint64(0))
-	f.Fuzz(func(t *testing.T, epoch, poc, exp uint64, good, bad, h int64, misses, successes uint64) {
+	f.Add(uint64(2000), uint64(20), uint64(10), int64(100000000000000000), int64(200000000000000000), int64(4000000000000000000), uint64(6), uint64(0),
+		uint64(25), uint64(4), uint64(16), uint64(3), uint64(50), uint64(500), uint64(50))
+	f.Add(uint64(2), uint64(1), uint64(2), int64(1), int64(999999999999999999), int64(1), ^uint64(0), ^uint64(0),
+		uint64(100), uint64(64), uint64(64), uint64(64), uint64(1), uint64(1), uint64(100))
+	f.Add(uint64(0), uint64(0), uint64(0), int64(0), int64(0), int64(0), uint64(0), uint64(0),
+		uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))
+	f.Fuzz(func(t *testing.T, epoch, poc, exp uint64, good, bad, h int64, misses, successes uint64,
+		threshold, minSamples, window, consecutive, initial, maxCooldown, capPct uint64) {
 		p := types.Params{
 			EpochLength: epoch, PocPhaseBlocks: poc, ExpirationBlocks: exp,
-			DowntimeGoodPercentage: math.LegacyNewDecWithPrec(good, 18),
-			DowntimeBadPercentage:  math.LegacyNewDecWithPrec(bad, 18),
-			DowntimeHThreshold:     math.LegacyNewDecWithPrec(h, 18),
+			DowntimeGoodPercentage:   math.LegacyNewDecWithPrec(good, 18),
+			DowntimeBadPercentage:    math.LegacyNewDecWithPrec(bad, 18),
+			DowntimeHThreshold:       math.LegacyNewDecWithPrec(h, 18),
+			MaxParticipants:          1,
+			HealthCbMissThresholdPct: threshold, HealthCbMinSamples: minSamples, HealthCbWindowSamples: window,
+			HealthCbConsecutiveMisses: consecutive, HealthCbInitialCooldownBlocks: initial,
+			HealthCbMaxCooldownBlocks: maxCooldown, HealthCbMaxExcludedWeightPct: capPct,
 		}
 		if p.Validate() != nil {
 			return
@@ -117,5 +152,8 @@ func FuzzParamsValidate(f *testing.F) {
 			t.Fatalf("Validate accepted %v but sprt.New failed: %v", p, err)
 		}
 		_ = test.IsDown(misses, successes)
+		if err := p.BreakerParams().Validate(); err != nil {
+			t.Fatalf("Validate accepted %v but the breaker refuses it: %v", p, err)
+		}
 	})
 }

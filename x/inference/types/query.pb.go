@@ -619,6 +619,11 @@ type QueryGetRandomExecutorResponse struct {
 	Candidates uint32 `protobuf:"varint,2,opt,name=candidates,proto3" json:"candidates,omitempty"`
 	// total_weight is the sum of the candidates' weights.
 	TotalWeight uint64 `protobuf:"varint,3,opt,name=total_weight,json=totalWeight,proto3" json:"total_weight,omitempty"`
+	// health_fallback is true when the breaker excluded every candidate and
+	// the lottery drew from the pool before the health stage.
+	HealthFallback bool `protobuf:"varint,4,opt,name=health_fallback,json=healthFallback,proto3" json:"health_fallback,omitempty"`
+	// probe is true when the drawn executor is a PROBE offered its probe slot.
+	Probe bool `protobuf:"varint,5,opt,name=probe,proto3" json:"probe,omitempty"`
 }
 
 func (m *QueryGetRandomExecutorResponse) Reset()         { *m = QueryGetRandomExecutorResponse{} }
@@ -675,6 +680,204 @@ func (m *QueryGetRandomExecutorResponse) GetTotalWeight() uint64 {
 	return 0
 }
 
+func (m *QueryGetRandomExecutorResponse) GetHealthFallback() bool {
+	if m != nil {
+		return m.HealthFallback
+	}
+	return false
+}
+
+func (m *QueryGetRandomExecutorResponse) GetProbe() bool {
+	if m != nil {
+		return m.Probe
+	}
+	return false
+}
+
+type QueryExecutorHealthRequest struct {
+	Address string `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+}
+
+func (m *QueryExecutorHealthRequest) Reset()         { *m = QueryExecutorHealthRequest{} }
+func (m *QueryExecutorHealthRequest) String() string { return proto.CompactTextString(m) }
+func (*QueryExecutorHealthRequest) ProtoMessage()    {}
+func (*QueryExecutorHealthRequest) Descriptor() ([]byte, []int) {
+	return fileDescriptor_eb1053cae85d74d6, []int{14}
+}
+func (m *QueryExecutorHealthRequest) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *QueryExecutorHealthRequest) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_QueryExecutorHealthRequest.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *QueryExecutorHealthRequest) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_QueryExecutorHealthRequest.Merge(m, src)
+}
+func (m *QueryExecutorHealthRequest) XXX_Size() int {
+	return m.Size()
+}
+func (m *QueryExecutorHealthRequest) XXX_DiscardUnknown() {
+	xxx_messageInfo_QueryExecutorHealthRequest.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_QueryExecutorHealthRequest proto.InternalMessageInfo
+
+func (m *QueryExecutorHealthRequest) GetAddress() string {
+	if m != nil {
+		return m.Address
+	}
+	return ""
+}
+
+type QueryExecutorHealthResponse struct {
+	Health HealthStatus `protobuf:"bytes,1,opt,name=health,proto3" json:"health"`
+}
+
+func (m *QueryExecutorHealthResponse) Reset()         { *m = QueryExecutorHealthResponse{} }
+func (m *QueryExecutorHealthResponse) String() string { return proto.CompactTextString(m) }
+func (*QueryExecutorHealthResponse) ProtoMessage()    {}
+func (*QueryExecutorHealthResponse) Descriptor() ([]byte, []int) {
+	return fileDescriptor_eb1053cae85d74d6, []int{15}
+}
+func (m *QueryExecutorHealthResponse) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *QueryExecutorHealthResponse) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_QueryExecutorHealthResponse.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *QueryExecutorHealthResponse) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_QueryExecutorHealthResponse.Merge(m, src)
+}
+func (m *QueryExecutorHealthResponse) XXX_Size() int {
+	return m.Size()
+}
+func (m *QueryExecutorHealthResponse) XXX_DiscardUnknown() {
+	xxx_messageInfo_QueryExecutorHealthResponse.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_QueryExecutorHealthResponse proto.InternalMessageInfo
+
+func (m *QueryExecutorHealthResponse) GetHealth() HealthStatus {
+	if m != nil {
+		return m.Health
+	}
+	return HealthStatus{}
+}
+
+type QueryExcludedExecutorsRequest struct {
+	Pagination *query.PageRequest `protobuf:"bytes,1,opt,name=pagination,proto3" json:"pagination,omitempty"`
+}
+
+func (m *QueryExcludedExecutorsRequest) Reset()         { *m = QueryExcludedExecutorsRequest{} }
+func (m *QueryExcludedExecutorsRequest) String() string { return proto.CompactTextString(m) }
+func (*QueryExcludedExecutorsRequest) ProtoMessage()    {}
+func (*QueryExcludedExecutorsRequest) Descriptor() ([]byte, []int) {
+	return fileDescriptor_eb1053cae85d74d6, []int{16}
+}
+func (m *QueryExcludedExecutorsRequest) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *QueryExcludedExecutorsRequest) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_QueryExcludedExecutorsRequest.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *QueryExcludedExecutorsRequest) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_QueryExcludedExecutorsRequest.Merge(m, src)
+}
+func (m *QueryExcludedExecutorsRequest) XXX_Size() int {
+	return m.Size()
+}
+func (m *QueryExcludedExecutorsRequest) XXX_DiscardUnknown() {
+	xxx_messageInfo_QueryExcludedExecutorsRequest.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_QueryExcludedExecutorsRequest proto.InternalMessageInfo
+
+func (m *QueryExcludedExecutorsRequest) GetPagination() *query.PageRequest {
+	if m != nil {
+		return m.Pagination
+	}
+	return nil
+}
+
+type QueryExcludedExecutorsResponse struct {
+	Executors  []HealthStatus      `protobuf:"bytes,1,rep,name=executors,proto3" json:"executors"`
+	Pagination *query.PageResponse `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
+}
+
+func (m *QueryExcludedExecutorsResponse) Reset()         { *m = QueryExcludedExecutorsResponse{} }
+func (m *QueryExcludedExecutorsResponse) String() string { return proto.CompactTextString(m) }
+func (*QueryExcludedExecutorsResponse) ProtoMessage()    {}
+func (*QueryExcludedExecutorsResponse) Descriptor() ([]byte, []int) {
+	return fileDescriptor_eb1053cae85d74d6, []int{17}
+}
+func (m *QueryExcludedExecutorsResponse) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *QueryExcludedExecutorsResponse) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_QueryExcludedExecutorsResponse.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *QueryExcludedExecutorsResponse) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_QueryExcludedExecutorsResponse.Merge(m, src)
+}
+func (m *QueryExcludedExecutorsResponse) XXX_Size() int {
+	return m.Size()
+}
+func (m *QueryExcludedExecutorsResponse) XXX_DiscardUnknown() {
+	xxx_messageInfo_QueryExcludedExecutorsResponse.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_QueryExcludedExecutorsResponse proto.InternalMessageInfo
+
+func (m *QueryExcludedExecutorsResponse) GetExecutors() []HealthStatus {
+	if m != nil {
+		return m.Executors
+	}
+	return nil
+}
+
+func (m *QueryExcludedExecutorsResponse) GetPagination() *query.PageResponse {
+	if m != nil {
+		return m.Pagination
+	}
+	return nil
+}
+
 func init() {
 	proto.RegisterType((*QueryParamsRequest)(nil), "inferenced.inference.v1.QueryParamsRequest")
 	proto.RegisterType((*QueryParamsResponse)(nil), "inferenced.inference.v1.QueryParamsResponse")
@@ -690,6 +893,10 @@ func init() {
 	proto.RegisterType((*QueryInferenceResponse)(nil), "inferenced.inference.v1.QueryInferenceResponse")
 	proto.RegisterType((*QueryGetRandomExecutorRequest)(nil), "inferenced.inference.v1.QueryGetRandomExecutorRequest")
 	proto.RegisterType((*QueryGetRandomExecutorResponse)(nil), "inferenced.inference.v1.QueryGetRandomExecutorResponse")
+	proto.RegisterType((*QueryExecutorHealthRequest)(nil), "inferenced.inference.v1.QueryExecutorHealthRequest")
+	proto.RegisterType((*QueryExecutorHealthResponse)(nil), "inferenced.inference.v1.QueryExecutorHealthResponse")
+	proto.RegisterType((*QueryExcludedExecutorsRequest)(nil), "inferenced.inference.v1.QueryExcludedExecutorsRequest")
+	proto.RegisterType((*QueryExcludedExecutorsResponse)(nil), "inferenced.inference.v1.QueryExcludedExecutorsResponse")
 }
 
 func init() {
@@ -697,66 +904,77 @@ func init() {
 }
 
 var fileDescriptor_eb1053cae85d74d6 = []byte{
-	// 935 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0x94, 0x96, 0xcf, 0x6f, 0xdc, 0x54,
-	0x10, 0xc7, 0xe3, 0xe6, 0x07, 0xdd, 0xd9, 0x20, 0x94, 0x47, 0xa0, 0xcb, 0x0a, 0x9c, 0xd4, 0x0d,
-	0x49, 0x08, 0xc5, 0x2f, 0xbb, 0x45, 0x54, 0xca, 0x05, 0x29, 0xa8, 0x0d, 0x91, 0x0a, 0x0a, 0xbe,
-	0x20, 0x7a, 0x59, 0xde, 0xae, 0x1f, 0x5e, 0x4b, 0x59, 0x3f, 0xd7, 0x7e, 0x1b, 0x52, 0x55, 0xbd,
-	0x70, 0x46, 0x02, 0x89, 0x33, 0x37, 0x90, 0x2a, 0xf5, 0xc2, 0x01, 0xf1, 0x37, 0xf4, 0x58, 0x89,
-	0x0b, 0x27, 0x84, 0x12, 0x24, 0xfe, 0x0d, 0xe4, 0xf1, 0xd8, 0xeb, 0xcd, 0xc6, 0xde, 0xcd, 0x25,
-	0x7a, 0x3b, 0x9e, 0xef, 0x9b, 0xcf, 0x4c, 0x66, 0xbf, 0x6b, 0xb8, 0xe5, 0x07, 0xdf, 0xc8, 0x48,
-	0x06, 0x3d, 0xe9, 0xf2, 0xfc, 0xc8, 0x4f, 0x5a, 0xfc, 0xd1, 0x50, 0x46, 0x8f, 0xed, 0x30, 0x52,
-	0x5a, 0xb1, 0x1b, 0xa3, 0x24, 0x3b, 0x3f, 0xda, 0x27, 0xad, 0xe6, 0x8a, 0x18, 0xf8, 0x81, 0xe2,
-	0xf8, 0x37, 0xcd, 0x6d, 0xee, 0xf4, 0x54, 0x3c, 0x50, 0x31, 0xef, 0x8a, 0x58, 0xa6, 0x97, 0xf0,
-	0x93, 0x56, 0x57, 0x6a, 0xd1, 0xe2, 0xa1, 0xf0, 0xfc, 0x40, 0x68, 0x5f, 0x05, 0x94, 0xbb, 0xea,
-	0x29, 0x4f, 0xe1, 0x91, 0x27, 0x27, 0x8a, 0xbe, 0xed, 0x29, 0xe5, 0x1d, 0x4b, 0x2e, 0x42, 0x9f,
-	0x8b, 0x20, 0x50, 0x1a, 0x25, 0x31, 0x3d, 0x2d, 0x05, 0x96, 0xa1, 0xea, 0xf5, 0x29, 0x69, 0xab,
-	0x2c, 0x69, 0x44, 0x9f, 0x26, 0x6e, 0x94, 0x25, 0x86, 0x22, 0x12, 0x83, 0xac, 0xe6, 0x7b, 0x15,
-	0x59, 0xda, 0xef, 0xf9, 0xa1, 0x08, 0x74, 0x9a, 0x6a, 0xad, 0x02, 0xfb, 0x22, 0x69, 0xfa, 0x08,
-	0xf5, 0x8e, 0x7c, 0x34, 0x94, 0xb1, 0xb6, 0xbe, 0x82, 0xd7, 0xc7, 0xa2, 0x71, 0xa8, 0x82, 0x58,
-	0xb2, 0x7d, 0x58, 0x4a, 0xeb, 0x34, 0x8c, 0x75, 0x63, 0xbb, 0xde, 0x5e, 0xb3, 0x4b, 0x06, 0x6d,
-	0xa7, 0xc2, 0xfd, 0xda, 0x8b, 0xbf, 0xd7, 0xe6, 0x9e, 0xfd, 0xf7, 0xdb, 0x8e, 0xe1, 0x90, 0xd2,
-	0xba, 0x03, 0x37, 0xb2, 0xab, 0x33, 0x14, 0xaa, 0xca, 0x1a, 0xf0, 0x8a, 0x70, 0xdd, 0x48, 0xc6,
-	0xe9, 0xfd, 0x35, 0x27, 0xfb, 0x68, 0xf5, 0xa1, 0x31, 0x29, 0x22, 0xa8, 0x07, 0x50, 0x2f, 0xb4,
-	0x45, 0x64, 0x1b, 0x55, 0x64, 0x59, 0xee, 0xfe, 0x42, 0x82, 0xe7, 0x14, 0xe5, 0x56, 0x77, 0xb2,
-	0x52, 0x36, 0x15, 0x76, 0x1f, 0x60, 0xb4, 0x12, 0x54, 0x68, 0xd3, 0x4e, 0xf7, 0xc7, 0x4e, 0xf6,
-	0xc7, 0x4e, 0x97, 0x90, 0xf6, 0xc7, 0x3e, 0x12, 0x9e, 0x24, 0xad, 0x53, 0x50, 0x5a, 0xbf, 0x1b,
-	0xf0, 0xd6, 0x25, 0x45, 0xa8, 0x9f, 0xcf, 0x61, 0xb9, 0x00, 0x94, 0x8c, 0x62, 0xfe, 0x8a, 0x0d,
-	0x8d, 0xe9, 0xd9, 0xc1, 0x18, 0xf5, 0x35, 0xa4, 0xde, 0x9a, 0x4a, 0x9d, 0xc2, 0x8c, 0x61, 0x37,
-	0x69, 0x34, 0x9f, 0x0c, 0xa3, 0x48, 0x06, 0xfa, 0x5e, 0xb2, 0xbf, 0xd9, 0xc2, 0xfc, 0x9a, 0xb5,
-	0x34, 0xfe, 0x90, 0x5a, 0xda, 0x83, 0x45, 0xdc, 0x76, 0x9a, 0x99, 0x59, 0xda, 0x0b, 0xca, 0xa8,
-	0x8b, 0x54, 0xc2, 0xd6, 0x61, 0xd9, 0x0f, 0x3a, 0xa1, 0xea, 0x75, 0xc2, 0xbe, 0x88, 0x25, 0x36,
-	0x70, 0xdd, 0x01, 0x3f, 0x38, 0x52, 0xbd, 0xa3, 0x24, 0xc2, 0x76, 0x60, 0x25, 0x90, 0xa7, 0xba,
-	0x83, 0xf9, 0x9d, 0xbe, 0xf4, 0xbd, 0xbe, 0x6e, 0xcc, 0xaf, 0x1b, 0xdb, 0xf3, 0xce, 0x6b, 0xc9,
-	0x03, 0xbc, 0xf4, 0x53, 0x0c, 0x5b, 0x0d, 0x78, 0x13, 0x31, 0x31, 0x76, 0x10, 0xa9, 0x61, 0x98,
-	0x75, 0xf0, 0x90, 0xf6, 0xb2, 0xf8, 0x84, 0xf0, 0x3f, 0x86, 0x45, 0x2f, 0x09, 0x10, 0xfe, 0xad,
-	0x6a, 0x7c, 0xd4, 0x66, 0x3d, 0xa0, 0xce, 0xda, 0x83, 0x37, 0xf0, 0xee, 0xc3, 0x2c, 0x39, 0xdb,
-	0xa8, 0x9b, 0x49, 0x73, 0x14, 0xeb, 0xf8, 0x2e, 0xad, 0x7d, 0x3d, 0x8f, 0x1d, 0xba, 0xd6, 0xd7,
-	0x44, 0x5c, 0xd0, 0x12, 0xd6, 0x7d, 0xa8, 0xe5, 0x89, 0x84, 0x66, 0x95, 0xa2, 0xe5, 0x72, 0x22,
-	0x1b, 0x49, 0xad, 0x43, 0x78, 0x07, 0x2b, 0x1c, 0x48, 0xed, 0x88, 0xc0, 0x55, 0x83, 0x7b, 0xa7,
-	0xb2, 0x37, 0xd4, 0x2a, 0xca, 0x28, 0x57, 0x61, 0x71, 0xa0, 0x5c, 0x79, 0x4c, 0x78, 0xe9, 0x07,
-	0xc6, 0x60, 0x21, 0x96, 0xd2, 0xc5, 0x7f, 0xc8, 0x82, 0x83, 0x67, 0xeb, 0xb9, 0x01, 0x66, 0xd9,
-	0x5d, 0x39, 0xf5, 0x75, 0x49, 0xb1, 0xa9, 0xdf, 0x55, 0x9c, 0xe7, 0x67, 0x72, 0xd0, 0x95, 0x11,
-	0x61, 0xe7, 0x5a, 0x66, 0x02, 0xf4, 0x44, 0xe0, 0xfa, 0xae, 0xd0, 0x32, 0x46, 0x88, 0x57, 0x9d,
-	0x42, 0x24, 0x19, 0xad, 0x56, 0x5a, 0x1c, 0x77, 0xbe, 0x1d, 0x2d, 0xc4, 0x82, 0x53, 0xc7, 0xd8,
-	0x97, 0x18, 0x6a, 0xff, 0x50, 0x83, 0x45, 0xa4, 0x65, 0xdf, 0x1b, 0xb0, 0x94, 0x5a, 0x16, 0x7b,
-	0xbf, 0x94, 0x66, 0xd2, 0x27, 0x9b, 0xb7, 0x67, 0x4b, 0x4e, 0x5b, 0xb7, 0xb6, 0xbe, 0xfb, 0xf3,
-	0xdf, 0x9f, 0xae, 0xdd, 0x64, 0x6b, 0xbc, 0xda, 0xc5, 0xd9, 0x73, 0x03, 0xea, 0x85, 0xaf, 0x35,
-	0xdb, 0x9d, 0x5a, 0xe6, 0x82, 0x95, 0x36, 0x5b, 0x57, 0x50, 0x10, 0xdd, 0x5d, 0xa4, 0x6b, 0x31,
-	0xce, 0x67, 0xf8, 0xf5, 0x88, 0xf9, 0x13, 0xf2, 0xe6, 0xa7, 0xec, 0x17, 0x03, 0x96, 0x8b, 0x4e,
-	0xc6, 0x66, 0x2f, 0x9e, 0x0f, 0xb2, 0x7d, 0x15, 0x09, 0x01, 0x7f, 0x80, 0xc0, 0x5b, 0xec, 0xdd,
-	0x99, 0x80, 0xd9, 0xcf, 0x06, 0x2c, 0x17, 0xdd, 0x69, 0x1a, 0xe6, 0x25, 0x36, 0x37, 0x0d, 0xf3,
-	0x32, 0xf3, 0xb3, 0x36, 0x11, 0x73, 0x9d, 0x99, 0xbc, 0xf2, 0x4d, 0x20, 0xe1, 0x83, 0x91, 0x81,
-	0x30, 0x5e, 0x5d, 0x6a, 0xc2, 0xc0, 0x9a, 0xbb, 0xb3, 0x0b, 0x88, 0xec, 0x36, 0x92, 0x6d, 0xb2,
-	0x8d, 0x6a, 0x32, 0x8e, 0x26, 0xc6, 0x9e, 0x19, 0x50, 0xcb, 0x5d, 0x84, 0xd9, 0xd5, 0xd5, 0x2e,
-	0x3a, 0x5d, 0x93, 0xcf, 0x9c, 0x4f, 0x70, 0x7b, 0x08, 0xf7, 0x21, 0x6b, 0xf3, 0xa9, 0xef, 0x46,
-	0x31, 0x7f, 0x52, 0x74, 0xd1, 0xa7, 0xec, 0x0f, 0x03, 0x56, 0x26, 0x1c, 0x88, 0x7d, 0x54, 0x8d,
-	0x50, 0x66, 0x7f, 0xcd, 0xbb, 0x57, 0xd6, 0x51, 0x0b, 0xbb, 0xd8, 0xc2, 0x0e, 0xdb, 0x2e, 0x6d,
-	0x21, 0x42, 0x61, 0x27, 0x33, 0xb5, 0xfd, 0x07, 0x2f, 0xce, 0x4c, 0xe3, 0xe5, 0x99, 0x69, 0xfc,
-	0x73, 0x66, 0x1a, 0x3f, 0x9e, 0x9b, 0x73, 0x2f, 0xcf, 0xcd, 0xb9, 0xbf, 0xce, 0xcd, 0xb9, 0x87,
-	0x6d, 0xcf, 0xd7, 0xfd, 0x61, 0xd7, 0xee, 0xa9, 0xc1, 0xa5, 0xb7, 0xb9, 0xfc, 0xb4, 0x70, 0xb5,
-	0x7e, 0x1c, 0xca, 0xb8, 0xbb, 0x84, 0xaf, 0x78, 0x77, 0xfe, 0x0f, 0x00, 0x00, 0xff, 0xff, 0x0f,
-	0xa4, 0x50, 0x29, 0x34, 0x0b, 0x00, 0x00,
+	// 1115 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xb4, 0x97, 0x41, 0x6f, 0xdc, 0x44,
+	0x14, 0xc7, 0xe3, 0x36, 0x09, 0xcd, 0x4b, 0x68, 0x95, 0x21, 0xd0, 0x65, 0x01, 0x27, 0x75, 0xd3,
+	0x24, 0xa4, 0xad, 0x27, 0xbb, 0xa9, 0x5a, 0x29, 0x17, 0xa4, 0x54, 0x49, 0x1a, 0xa9, 0xa0, 0x60,
+	0x0e, 0x88, 0x5e, 0x96, 0x59, 0x7b, 0xba, 0x6b, 0xb1, 0xeb, 0x71, 0x6d, 0x6f, 0x48, 0x55, 0xf5,
+	0x82, 0xc4, 0x8d, 0x03, 0x12, 0x67, 0x6e, 0x20, 0x55, 0xe2, 0xc2, 0x01, 0x81, 0xf8, 0x06, 0x3d,
+	0x56, 0xe2, 0xc2, 0x09, 0xa1, 0x04, 0x09, 0x89, 0x4f, 0x81, 0x3c, 0xf3, 0xec, 0xf5, 0x76, 0xd7,
+	0xf6, 0xae, 0x04, 0x97, 0xc8, 0x7e, 0xf3, 0xfe, 0xf3, 0x7e, 0xef, 0xcd, 0xdb, 0x79, 0x0e, 0x5c,
+	0x75, 0xbd, 0x87, 0x3c, 0xe0, 0x9e, 0xcd, 0x1d, 0x9a, 0x3e, 0xd2, 0xe3, 0x1a, 0x7d, 0xd4, 0xe3,
+	0xc1, 0x63, 0xd3, 0x0f, 0x44, 0x24, 0xc8, 0xe5, 0xbe, 0x93, 0x99, 0x3e, 0x9a, 0xc7, 0xb5, 0xea,
+	0x22, 0xeb, 0xba, 0x9e, 0xa0, 0xf2, 0xaf, 0xf2, 0xad, 0x6e, 0xda, 0x22, 0xec, 0x8a, 0x90, 0x36,
+	0x59, 0xc8, 0xd5, 0x26, 0xf4, 0xb8, 0xd6, 0xe4, 0x11, 0xab, 0x51, 0x9f, 0xb5, 0x5c, 0x8f, 0x45,
+	0xae, 0xf0, 0xd0, 0x77, 0xa9, 0x25, 0x5a, 0x42, 0x3e, 0xd2, 0xf8, 0x09, 0xad, 0x6f, 0xb7, 0x84,
+	0x68, 0x75, 0x38, 0x65, 0xbe, 0x4b, 0x99, 0xe7, 0x89, 0x48, 0x4a, 0x42, 0x5c, 0xcd, 0x05, 0xe6,
+	0xbe, 0xb0, 0xdb, 0xe8, 0xb4, 0x9a, 0xe7, 0xd4, 0xe6, 0xac, 0x13, 0x25, 0x5e, 0xeb, 0x79, 0x5e,
+	0xfd, 0x1c, 0x4b, 0xb6, 0xf3, 0x59, 0xc0, 0xba, 0x09, 0xd9, 0xbb, 0x05, 0x5e, 0x91, 0x6b, 0xbb,
+	0x3e, 0xf3, 0x22, 0xe5, 0x6a, 0x2c, 0x01, 0xf9, 0x30, 0x2e, 0xcd, 0x91, 0xd4, 0x5b, 0xfc, 0x51,
+	0x8f, 0x87, 0x91, 0xf1, 0x09, 0xbc, 0x36, 0x60, 0x0d, 0x7d, 0xe1, 0x85, 0x9c, 0xec, 0xc2, 0xac,
+	0x8a, 0x53, 0xd1, 0x56, 0xb4, 0x8d, 0xf9, 0xfa, 0xb2, 0x99, 0x73, 0x1c, 0xa6, 0x12, 0xee, 0xce,
+	0x3d, 0xff, 0x63, 0x79, 0xea, 0xd9, 0xdf, 0x3f, 0x6e, 0x6a, 0x16, 0x2a, 0x8d, 0x6d, 0xb8, 0x9c,
+	0x6c, 0x9d, 0xa0, 0x60, 0x54, 0x52, 0x81, 0x57, 0x98, 0xe3, 0x04, 0x3c, 0x54, 0xfb, 0xcf, 0x59,
+	0xc9, 0xab, 0xd1, 0x86, 0xca, 0xb0, 0x08, 0xa1, 0xee, 0xc3, 0x7c, 0x26, 0x2d, 0x24, 0x5b, 0x2d,
+	0x22, 0x4b, 0x7c, 0x77, 0xa7, 0x63, 0x3c, 0x2b, 0x2b, 0x37, 0x9a, 0xc3, 0x91, 0x92, 0xaa, 0x90,
+	0x7d, 0x80, 0x7e, 0xe3, 0x60, 0xa0, 0x35, 0x53, 0x75, 0x99, 0x19, 0x77, 0x99, 0xa9, 0x5a, 0x15,
+	0xbb, 0xcc, 0x3c, 0x62, 0x2d, 0x8e, 0x5a, 0x2b, 0xa3, 0x34, 0x7e, 0xd2, 0xe0, 0xcd, 0x11, 0x41,
+	0x30, 0x9f, 0x0f, 0x60, 0x21, 0x03, 0x14, 0x97, 0xe2, 0xfc, 0x84, 0x09, 0x0d, 0xe8, 0xc9, 0xc1,
+	0x00, 0xf5, 0x39, 0x49, 0xbd, 0x5e, 0x4a, 0xad, 0x60, 0x06, 0xb0, 0xab, 0x58, 0x9a, 0xbb, 0xbd,
+	0x20, 0xe0, 0x5e, 0xb4, 0x17, 0x77, 0x79, 0xd2, 0x30, 0xdf, 0x27, 0x29, 0x0d, 0x2e, 0x62, 0x4a,
+	0x3b, 0x30, 0x23, 0x7f, 0x13, 0x58, 0x33, 0x3d, 0x37, 0x17, 0x29, 0xc3, 0x2c, 0x94, 0x84, 0xac,
+	0xc0, 0x82, 0xeb, 0x35, 0x7c, 0x61, 0x37, 0xfc, 0x36, 0x0b, 0xb9, 0x4c, 0xe0, 0x82, 0x05, 0xae,
+	0x77, 0x24, 0xec, 0xa3, 0xd8, 0x42, 0x36, 0x61, 0xd1, 0xe3, 0x27, 0x51, 0x43, 0xfa, 0x37, 0xda,
+	0xdc, 0x6d, 0xb5, 0xa3, 0xca, 0xf9, 0x15, 0x6d, 0xe3, 0xbc, 0x75, 0x29, 0x5e, 0x90, 0x9b, 0xde,
+	0x93, 0x66, 0xa3, 0x02, 0x6f, 0x48, 0x4c, 0x69, 0x3b, 0x08, 0x44, 0xcf, 0x4f, 0x32, 0x78, 0x80,
+	0x7d, 0x99, 0x5d, 0x41, 0xfc, 0xf7, 0x60, 0xa6, 0x15, 0x1b, 0x10, 0xff, 0x6a, 0x31, 0xbe, 0xd4,
+	0x26, 0x39, 0x48, 0x9d, 0xb1, 0x03, 0xaf, 0xcb, 0xbd, 0x0f, 0x13, 0xe7, 0xa4, 0xa3, 0xae, 0xc4,
+	0xc9, 0xa1, 0xad, 0xe1, 0x3a, 0xd8, 0xf6, 0xf3, 0xa9, 0xed, 0xd0, 0x31, 0x3e, 0x45, 0xe2, 0x8c,
+	0x16, 0xb1, 0xf6, 0x61, 0x2e, 0x75, 0x44, 0x34, 0x23, 0x17, 0x2d, 0x95, 0x23, 0x59, 0x5f, 0x6a,
+	0x1c, 0xc2, 0x3b, 0x32, 0xc2, 0x01, 0x8f, 0x2c, 0xe6, 0x39, 0xa2, 0xbb, 0x77, 0xc2, 0xed, 0x5e,
+	0x24, 0x82, 0x84, 0x72, 0x09, 0x66, 0xba, 0xc2, 0xe1, 0x1d, 0xc4, 0x53, 0x2f, 0x84, 0xc0, 0x74,
+	0xc8, 0xb9, 0x23, 0x0f, 0x64, 0xda, 0x92, 0xcf, 0xc6, 0x3f, 0x1a, 0xe8, 0x79, 0x7b, 0xa5, 0xd4,
+	0x17, 0x38, 0xda, 0x4a, 0x7f, 0xab, 0xb2, 0x9e, 0xef, 0xf3, 0x6e, 0x93, 0x07, 0x88, 0x9d, 0x6a,
+	0x89, 0x0e, 0x60, 0x33, 0xcf, 0x71, 0x1d, 0x16, 0xf1, 0x50, 0x42, 0xbc, 0x6a, 0x65, 0x2c, 0x71,
+	0x69, 0x23, 0x11, 0xb1, 0x4e, 0xe3, 0xf3, 0x7e, 0x43, 0x4c, 0x5b, 0xf3, 0xd2, 0xf6, 0xb1, 0x34,
+	0x91, 0x75, 0xb8, 0xa4, 0x6e, 0xe1, 0xc6, 0x43, 0xd6, 0xe9, 0x34, 0x99, 0xfd, 0x59, 0x65, 0x5a,
+	0x76, 0xd7, 0x45, 0x65, 0xde, 0x47, 0x6b, 0x5c, 0x00, 0x3f, 0x10, 0x4d, 0x5e, 0x99, 0x91, 0xcb,
+	0xea, 0xc5, 0xb8, 0x0d, 0x55, 0xd5, 0x31, 0x88, 0x74, 0x4f, 0x8a, 0xca, 0x2f, 0xb3, 0x26, 0xbc,
+	0x35, 0x52, 0x87, 0x05, 0xba, 0x0b, 0xb3, 0x2a, 0x3c, 0x96, 0xe7, 0x5a, 0x6e, 0x79, 0x94, 0xf0,
+	0xa3, 0x88, 0x45, 0xbd, 0x10, 0xeb, 0x83, 0x52, 0xa3, 0x85, 0x67, 0xba, 0x77, 0x62, 0x77, 0x7a,
+	0x0e, 0x77, 0x92, 0x58, 0xff, 0xc7, 0x5d, 0xa6, 0xe7, 0x45, 0xc2, 0x84, 0x0e, 0x61, 0x2e, 0x39,
+	0xb5, 0xe4, 0x36, 0x9b, 0x28, 0xa7, 0xbe, 0xfa, 0x3f, 0xbb, 0xcb, 0xea, 0x5f, 0x2e, 0xc0, 0x8c,
+	0xc4, 0x26, 0x5f, 0x69, 0x30, 0xab, 0xa6, 0x15, 0xb9, 0x9e, 0x4b, 0x35, 0x3c, 0x22, 0xab, 0x37,
+	0xc6, 0x73, 0x56, 0xb1, 0x8d, 0xf5, 0x2f, 0x7e, 0xfb, 0xeb, 0x9b, 0x73, 0x57, 0xc8, 0x32, 0x2d,
+	0x1e, 0xe0, 0xe4, 0x07, 0x0d, 0xe6, 0x33, 0x37, 0x3a, 0xd9, 0x2a, 0x0d, 0xf3, 0xd2, 0x14, 0xad,
+	0xd6, 0x26, 0x50, 0x20, 0xdd, 0x1d, 0x49, 0x57, 0x23, 0x94, 0x8e, 0xf1, 0xe1, 0x10, 0xd2, 0x27,
+	0xd8, 0xc9, 0x4f, 0xc9, 0x77, 0x1a, 0x2c, 0x64, 0x87, 0x18, 0x19, 0x3f, 0x78, 0x5a, 0xc8, 0xfa,
+	0x24, 0x12, 0x04, 0xbe, 0x29, 0x81, 0xd7, 0xc9, 0xb5, 0xb1, 0x80, 0xc9, 0xb7, 0x1a, 0x2c, 0x64,
+	0x07, 0x53, 0x19, 0xe6, 0x88, 0x09, 0x57, 0x86, 0x39, 0x6a, 0xee, 0x19, 0x6b, 0x12, 0x73, 0x85,
+	0xe8, 0xb4, 0xf0, 0x53, 0x31, 0xe6, 0x83, 0xfe, 0xec, 0x20, 0xb4, 0x38, 0xd4, 0xd0, 0xec, 0xaa,
+	0x6e, 0x8d, 0x2f, 0x40, 0xb2, 0x1b, 0x92, 0x6c, 0x8d, 0xac, 0x16, 0x93, 0x51, 0x39, 0xbf, 0xc8,
+	0x33, 0x0d, 0xe6, 0xd2, 0x01, 0x42, 0xcc, 0xe2, 0x68, 0x2f, 0x0f, 0xb9, 0x2a, 0x1d, 0xdb, 0x1f,
+	0xe1, 0x76, 0x24, 0xdc, 0x2d, 0x52, 0xa7, 0xa5, 0x9f, 0xc5, 0x21, 0x7d, 0x92, 0x1d, 0xa0, 0x4f,
+	0xc9, 0xcf, 0x1a, 0x2c, 0x0e, 0x0d, 0x1f, 0x72, 0xbb, 0x18, 0x21, 0x6f, 0xf2, 0x55, 0xef, 0x4c,
+	0xac, 0xc3, 0x14, 0xb6, 0x64, 0x0a, 0x9b, 0x64, 0x23, 0x37, 0x85, 0x40, 0x0a, 0x1b, 0xe9, 0x3c,
+	0xfb, 0x45, 0x83, 0x8b, 0x83, 0x13, 0x81, 0x6c, 0x97, 0x1c, 0xeb, 0xa8, 0xb9, 0x53, 0xbd, 0x35,
+	0x99, 0x68, 0xec, 0x92, 0x27, 0xa0, 0x0d, 0x35, 0x61, 0x32, 0x97, 0xc0, 0xaf, 0x1a, 0x2c, 0x0e,
+	0xdd, 0xfe, 0x65, 0x25, 0xcf, 0x1b, 0x4c, 0x65, 0x25, 0xcf, 0x1d, 0x33, 0xc6, 0xb6, 0x4c, 0xe1,
+	0x26, 0xb9, 0x5e, 0x90, 0x82, 0xd2, 0xa6, 0x45, 0x0f, 0x77, 0xef, 0x3f, 0x3f, 0xd5, 0xb5, 0x17,
+	0xa7, 0xba, 0xf6, 0xe7, 0xa9, 0xae, 0x7d, 0x7d, 0xa6, 0x4f, 0xbd, 0x38, 0xd3, 0xa7, 0x7e, 0x3f,
+	0xd3, 0xa7, 0x1e, 0xd4, 0x5b, 0x6e, 0xd4, 0xee, 0x35, 0x4d, 0x5b, 0x74, 0x47, 0x6e, 0xe8, 0xd0,
+	0x93, 0xcc, 0xee, 0xd1, 0x63, 0x9f, 0x87, 0xcd, 0x59, 0xf9, 0x3f, 0xd5, 0xf6, 0xbf, 0x01, 0x00,
+	0x00, 0xff, 0xff, 0x52, 0x1d, 0x63, 0xbf, 0xcb, 0x0e, 0x00, 0x00,
 }
 
 // Reference imports to suppress errors if they are not otherwise used.
@@ -781,6 +999,12 @@ type QueryClient interface {
 	// the routable members, as of the next block (where a start would
 	// execute). The same state and seed give the same answer.
 	GetRandomExecutor(ctx context.Context, in *QueryGetRandomExecutorRequest, opts ...grpc.CallOption) (*QueryGetRandomExecutorResponse, error)
+	// ExecutorHealth is one executor's circuit-breaker state (HEALTHY with
+	// empty windows if the breaker holds nothing on it).
+	ExecutorHealth(ctx context.Context, in *QueryExecutorHealthRequest, opts ...grpc.CallOption) (*QueryExecutorHealthResponse, error)
+	// ExcludedExecutors lists the executors that are EXCLUDED or PROBE, in
+	// address order.
+	ExcludedExecutors(ctx context.Context, in *QueryExcludedExecutorsRequest, opts ...grpc.CallOption) (*QueryExcludedExecutorsResponse, error)
 }
 
 type queryClient struct {
@@ -854,6 +1078,24 @@ func (c *queryClient) GetRandomExecutor(ctx context.Context, in *QueryGetRandomE
 	return out, nil
 }
 
+func (c *queryClient) ExecutorHealth(ctx context.Context, in *QueryExecutorHealthRequest, opts ...grpc.CallOption) (*QueryExecutorHealthResponse, error) {
+	out := new(QueryExecutorHealthResponse)
+	err := c.cc.Invoke(ctx, "/inferenced.inference.v1.Query/ExecutorHealth", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queryClient) ExcludedExecutors(ctx context.Context, in *QueryExcludedExecutorsRequest, opts ...grpc.CallOption) (*QueryExcludedExecutorsResponse, error) {
+	out := new(QueryExcludedExecutorsResponse)
+	err := c.cc.Invoke(ctx, "/inferenced.inference.v1.Query/ExcludedExecutors", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueryServer is the server API for Query service.
 type QueryServer interface {
 	Params(context.Context, *QueryParamsRequest) (*QueryParamsResponse, error)
@@ -866,6 +1108,12 @@ type QueryServer interface {
 	// the routable members, as of the next block (where a start would
 	// execute). The same state and seed give the same answer.
 	GetRandomExecutor(context.Context, *QueryGetRandomExecutorRequest) (*QueryGetRandomExecutorResponse, error)
+	// ExecutorHealth is one executor's circuit-breaker state (HEALTHY with
+	// empty windows if the breaker holds nothing on it).
+	ExecutorHealth(context.Context, *QueryExecutorHealthRequest) (*QueryExecutorHealthResponse, error)
+	// ExcludedExecutors lists the executors that are EXCLUDED or PROBE, in
+	// address order.
+	ExcludedExecutors(context.Context, *QueryExcludedExecutorsRequest) (*QueryExcludedExecutorsResponse, error)
 }
 
 // UnimplementedQueryServer can be embedded to have forward compatible implementations.
@@ -892,6 +1140,12 @@ func (*UnimplementedQueryServer) Inference(ctx context.Context, req *QueryInfere
 }
 func (*UnimplementedQueryServer) GetRandomExecutor(ctx context.Context, req *QueryGetRandomExecutorRequest) (*QueryGetRandomExecutorResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRandomExecutor not implemented")
+}
+func (*UnimplementedQueryServer) ExecutorHealth(ctx context.Context, req *QueryExecutorHealthRequest) (*QueryExecutorHealthResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExecutorHealth not implemented")
+}
+func (*UnimplementedQueryServer) ExcludedExecutors(ctx context.Context, req *QueryExcludedExecutorsRequest) (*QueryExcludedExecutorsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExcludedExecutors not implemented")
 }
 
 func RegisterQueryServer(s grpc1.Server, srv QueryServer) {
@@ -1024,6 +1278,42 @@ func _Query_GetRandomExecutor_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Query_ExecutorHealth_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QueryExecutorHealthRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryServer).ExecutorHealth(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/inferenced.inference.v1.Query/ExecutorHealth",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryServer).ExecutorHealth(ctx, req.(*QueryExecutorHealthRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Query_ExcludedExecutors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QueryExcludedExecutorsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryServer).ExcludedExecutors(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/inferenced.inference.v1.Query/ExcludedExecutors",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryServer).ExcludedExecutors(ctx, req.(*QueryExcludedExecutorsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var Query_serviceDesc = _Query_serviceDesc
 var _Query_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "inferenced.inference.v1.Query",
@@ -1056,6 +1346,14 @@ var _Query_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRandomExecutor",
 			Handler:    _Query_GetRandomExecutor_Handler,
+		},
+		{
+			MethodName: "ExecutorHealth",
+			Handler:    _Query_ExecutorHealth_Handler,
+		},
+		{
+			MethodName: "ExcludedExecutors",
+			Handler:    _Query_ExcludedExecutors_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -1510,6 +1808,26 @@ func (m *QueryGetRandomExecutorResponse) MarshalToSizedBuffer(dAtA []byte) (int,
 	_ = i
 	var l int
 	_ = l
+	if m.Probe {
+		i--
+		if m.Probe {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x28
+	}
+	if m.HealthFallback {
+		i--
+		if m.HealthFallback {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x20
+	}
 	if m.TotalWeight != 0 {
 		i = encodeVarintQuery(dAtA, i, uint64(m.TotalWeight))
 		i--
@@ -1530,6 +1848,153 @@ func (m *QueryGetRandomExecutorResponse) MarshalToSizedBuffer(dAtA []byte) (int,
 	}
 	i--
 	dAtA[i] = 0xa
+	return len(dAtA) - i, nil
+}
+
+func (m *QueryExecutorHealthRequest) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *QueryExecutorHealthRequest) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *QueryExecutorHealthRequest) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if len(m.Address) > 0 {
+		i -= len(m.Address)
+		copy(dAtA[i:], m.Address)
+		i = encodeVarintQuery(dAtA, i, uint64(len(m.Address)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *QueryExecutorHealthResponse) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *QueryExecutorHealthResponse) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *QueryExecutorHealthResponse) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	{
+		size, err := m.Health.MarshalToSizedBuffer(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = encodeVarintQuery(dAtA, i, uint64(size))
+	}
+	i--
+	dAtA[i] = 0xa
+	return len(dAtA) - i, nil
+}
+
+func (m *QueryExcludedExecutorsRequest) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *QueryExcludedExecutorsRequest) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *QueryExcludedExecutorsRequest) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.Pagination != nil {
+		{
+			size, err := m.Pagination.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintQuery(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *QueryExcludedExecutorsResponse) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *QueryExcludedExecutorsResponse) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *QueryExcludedExecutorsResponse) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.Pagination != nil {
+		{
+			size, err := m.Pagination.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintQuery(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.Executors) > 0 {
+		for iNdEx := len(m.Executors) - 1; iNdEx >= 0; iNdEx-- {
+			{
+				size, err := m.Executors[iNdEx].MarshalToSizedBuffer(dAtA[:i])
+				if err != nil {
+					return 0, err
+				}
+				i -= size
+				i = encodeVarintQuery(dAtA, i, uint64(size))
+			}
+			i--
+			dAtA[i] = 0xa
+		}
+	}
 	return len(dAtA) - i, nil
 }
 
@@ -1719,6 +2184,68 @@ func (m *QueryGetRandomExecutorResponse) Size() (n int) {
 	}
 	if m.TotalWeight != 0 {
 		n += 1 + sovQuery(uint64(m.TotalWeight))
+	}
+	if m.HealthFallback {
+		n += 2
+	}
+	if m.Probe {
+		n += 2
+	}
+	return n
+}
+
+func (m *QueryExecutorHealthRequest) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Address)
+	if l > 0 {
+		n += 1 + l + sovQuery(uint64(l))
+	}
+	return n
+}
+
+func (m *QueryExecutorHealthResponse) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = m.Health.Size()
+	n += 1 + l + sovQuery(uint64(l))
+	return n
+}
+
+func (m *QueryExcludedExecutorsRequest) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Pagination != nil {
+		l = m.Pagination.Size()
+		n += 1 + l + sovQuery(uint64(l))
+	}
+	return n
+}
+
+func (m *QueryExcludedExecutorsResponse) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if len(m.Executors) > 0 {
+		for _, e := range m.Executors {
+			l = e.Size()
+			n += 1 + l + sovQuery(uint64(l))
+		}
+	}
+	if m.Pagination != nil {
+		l = m.Pagination.Size()
+		n += 1 + l + sovQuery(uint64(l))
 	}
 	return n
 }
@@ -2904,6 +3431,417 @@ func (m *QueryGetRandomExecutorResponse) Unmarshal(dAtA []byte) error {
 					break
 				}
 			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field HealthFallback", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowQuery
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.HealthFallback = bool(v != 0)
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Probe", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowQuery
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Probe = bool(v != 0)
+		default:
+			iNdEx = preIndex
+			skippy, err := skipQuery(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *QueryExecutorHealthRequest) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowQuery
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: QueryExecutorHealthRequest: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: QueryExecutorHealthRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Address", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowQuery
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthQuery
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Address = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipQuery(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *QueryExecutorHealthResponse) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowQuery
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: QueryExecutorHealthResponse: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: QueryExecutorHealthResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Health", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowQuery
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthQuery
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if err := m.Health.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipQuery(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *QueryExcludedExecutorsRequest) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowQuery
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: QueryExcludedExecutorsRequest: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: QueryExcludedExecutorsRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Pagination", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowQuery
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthQuery
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Pagination == nil {
+				m.Pagination = &query.PageRequest{}
+			}
+			if err := m.Pagination.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipQuery(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *QueryExcludedExecutorsResponse) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowQuery
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: QueryExcludedExecutorsResponse: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: QueryExcludedExecutorsResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Executors", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowQuery
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthQuery
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Executors = append(m.Executors, HealthStatus{})
+			if err := m.Executors[len(m.Executors)-1].Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Pagination", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowQuery
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthQuery
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthQuery
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Pagination == nil {
+				m.Pagination = &query.PageResponse{}
+			}
+			if err := m.Pagination.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := skipQuery(dAtA[iNdEx:])

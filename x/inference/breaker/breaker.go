@@ -1,0 +1,253 @@
+// Package breaker is the fast circuit breaker's state machine, free of SDK
+// and store types: a record, one sample, the params and the height give the
+// next record and the transition. The keeper stores records and decides
+// which samples reach them; everything here is integer arithmetic on values.
+package breaker
+
+import "fmt"
+
+// State is where an executor stands in the breaker.
+type State uint8
+
+const (
+	Healthy State = iota
+	Excluded
+	Probe
+)
+
+func (s State) String() string {
+	switch s {
+	case Healthy:
+		return "HEALTHY"
+	case Excluded:
+		return "EXCLUDED"
+	case Probe:
+		return "PROBE"
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// Kind is a sample source. Each kind has its own window and trip rule.
+type Kind uint8
+
+const (
+	// Traffic samples are on-chain outcomes of real inferences.
+	Traffic Kind = iota
+	// Attested samples are the validators' majority verdict, one per block.
+	Attested
+	numKinds
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Traffic:
+		return "traffic"
+	case Attested:
+		return "attested"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Reason says why a transition happened.
+type Reason uint8
+
+const (
+	ReasonNone Reason = iota
+	ReasonMissRate
+	ReasonConsecutiveMisses
+	ReasonCooldownPassed
+	ReasonProbeSucceeded
+	ReasonAttestedOK
+	ReasonProbeMissed
+	ReasonCapRefused
+)
+
+func (r Reason) String() string {
+	switch r {
+	case ReasonNone:
+		return "none"
+	case ReasonMissRate:
+		return "miss_rate"
+	case ReasonConsecutiveMisses:
+		return "consecutive_misses"
+	case ReasonCooldownPassed:
+		return "cooldown_passed"
+	case ReasonProbeSucceeded:
+		return "probe_succeeded"
+	case ReasonAttestedOK:
+		return "attested_ok"
+	case ReasonProbeMissed:
+		return "probe_missed"
+	case ReasonCapRefused:
+		return "cap_refused"
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Record is one executor's breaker state within the current epoch. The zero
+// Record is a healthy executor with no history.
+type Record struct {
+	State   State
+	Windows [numKinds]Window
+	// Evidence is the kind of sample that caused the last exclusion; only
+	// evidence of the same strength restores (see Observe).
+	Evidence Kind
+	// Reason is why the last transition happened.
+	Reason     Reason
+	Since      int64 // height of the last state change
+	ExcludedAt int64
+	Cooldown   uint64
+	// Exclusions counts exclusions this epoch; each re-exclusion doubles
+	// the cooldown.
+	Exclusions  uint32
+	CapRefusals uint32
+	// ProbeInFlight is set while the probe inference runs.
+	ProbeInFlight bool
+}
+
+// EligibleAt is the height from which an EXCLUDED record becomes PROBE.
+func (r Record) EligibleAt() int64 { return r.ExcludedAt + int64(r.Cooldown) }
+
+// Plain reports whether the record carries nothing a fresh healthy executor
+// would not: it then needs no storage.
+func (r Record) Plain() bool {
+	return r.State == Healthy && r.Exclusions == 0 && r.CapRefusals == 0 &&
+		!r.Windows[Traffic].HasMiss() && !r.Windows[Attested].HasMiss()
+}
+
+// Sample is one observation of an executor. Probe marks the outcome of the
+// executor's probe inference; only traffic samples can be probes.
+type Sample struct {
+	Kind  Kind
+	Miss  bool
+	Probe bool
+}
+
+// Transition describes what one step did. From == To means no state change.
+type Transition struct {
+	From, To        State
+	Reason          Reason
+	Kind            Kind
+	Samples, Misses uint32
+	Cooldown        uint64
+	Exclusions      uint32
+}
+
+// Changed reports whether the state changed.
+func (t Transition) Changed() bool { return t.From != t.To }
+
+// Observe applies one sample. mayExclude is asked only when a HEALTHY record
+// trips; if it says no (the exclusion cap), the record stays HEALTHY and the
+// refusal is counted.
+func Observe(r Record, s Sample, p Params, height int64, mayExclude func() bool) (Record, Transition) {
+	if s.Kind >= numKinds {
+		return r, Transition{From: r.State, To: r.State}
+	}
+	switch r.State {
+	case Healthy:
+		return observeHealthy(r, s, p, height, mayExclude)
+	case Probe:
+		return observeProbe(r, s, p, height)
+	}
+	// EXCLUDED: nothing observed during the cooldown says the executor
+	// recovered; stale outcomes of requests sent before the exclusion
+	// must not count either way.
+	return r, Transition{From: r.State, To: r.State}
+}
+
+func observeHealthy(r Record, s Sample, p Params, height int64, mayExclude func() bool) (Record, Transition) {
+	r.Windows[s.Kind] = r.Windows[s.Kind].Push(s.Miss)
+	rule := p.Rules[s.Kind]
+	tripped, why := rule.trips(r.Windows[s.Kind])
+	samples, misses := r.Windows[s.Kind].Last(rule.WindowSamples)
+	t := Transition{From: Healthy, To: Healthy, Kind: s.Kind, Samples: samples, Misses: misses}
+	if !tripped {
+		return r, t
+	}
+	if mayExclude != nil && !mayExclude() {
+		r.CapRefusals++
+		t.Reason = ReasonCapRefused
+		return r, t
+	}
+	r = exclude(r, s.Kind, why, p, height)
+	t.To, t.Reason, t.Cooldown, t.Exclusions = Excluded, why, r.Cooldown, r.Exclusions
+	return r, t
+}
+
+func observeProbe(r Record, s Sample, p Params, height int64) (Record, Transition) {
+	t := Transition{From: Probe, To: Probe, Kind: s.Kind}
+	switch {
+	case s.Kind == Traffic && !s.Probe:
+		// Other traffic says nothing about the recovery: the probe does.
+		return r, t
+	case s.Miss:
+		r = exclude(r, s.Kind, ReasonProbeMissed, p, height)
+		t.To, t.Reason, t.Cooldown, t.Exclusions = Excluded, ReasonProbeMissed, r.Cooldown, r.Exclusions
+		t.Samples, t.Misses = 1, 1
+		return r, t
+	case s.Kind == Attested && r.Evidence != Attested:
+		// A passing health check does not prove that inferences succeed.
+		return r, t
+	}
+	reason := ReasonProbeSucceeded
+	if s.Kind == Attested {
+		reason = ReasonAttestedOK
+	}
+	r = enter(r, Healthy, reason, height)
+	t.To, t.Reason, t.Samples = Healthy, reason, 1
+	return r, t
+}
+
+// Promote moves an EXCLUDED record whose cooldown has passed to PROBE.
+func Promote(r Record, height int64) (Record, Transition) {
+	if r.State != Excluded || height < r.EligibleAt() {
+		return r, Transition{From: r.State, To: r.State}
+	}
+	r = enter(r, Probe, ReasonCooldownPassed, height)
+	return r, Transition{From: Excluded, To: Probe, Reason: ReasonCooldownPassed,
+		Cooldown: r.Cooldown, Exclusions: r.Exclusions}
+}
+
+// ClaimProbe marks the probe slot taken. It reports false when the record is
+// not a PROBE or the slot is already taken.
+func ClaimProbe(r Record) (Record, bool) {
+	if r.State != Probe || r.ProbeInFlight {
+		return r, false
+	}
+	r.ProbeInFlight = true
+	return r, true
+}
+
+// NextCooldown is the cooldown of the next exclusion: the initial one on the
+// first exclusion in the epoch, then doubled, always within [initial, max].
+func NextCooldown(r Record, p Params) uint64 {
+	if r.Exclusions == 0 {
+		return min(p.InitialCooldown, p.MaxCooldown)
+	}
+	next := r.Cooldown
+	if next <= p.MaxCooldown/2 {
+		next *= 2
+	} else {
+		next = p.MaxCooldown
+	}
+	return min(max(next, p.InitialCooldown), p.MaxCooldown)
+}
+
+func exclude(r Record, kind Kind, why Reason, p Params, height int64) Record {
+	r.Cooldown = NextCooldown(r, p)
+	r.Exclusions++
+	r.ExcludedAt = height
+	r.Evidence = kind
+	return enter(r, Excluded, why, height)
+}
+
+// enter changes state; windows start empty on every change, so evidence from
+// before a state change never decides the next one.
+func enter(r Record, s State, why Reason, height int64) Record {
+	r.State = s
+	r.Reason = why
+	r.Since = height
+	r.Windows = [numKinds]Window{}
+	r.ProbeInFlight = false
+	return r
+}

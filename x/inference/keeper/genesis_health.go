@@ -1,0 +1,68 @@
+package keeper
+
+import (
+	"context"
+	"fmt"
+
+	"cosmossdk.io/collections"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+func (k Keeper) initHealthGenesis(ctx context.Context, gs types.GenesisState) error {
+	for _, h := range gs.ExecutorHealth {
+		addr, err := k.addressCodec.StringToBytes(h.Address)
+		if err != nil {
+			return fmt.Errorf("breaker record address: %w", err)
+		}
+		if err := k.ExecutorHealth.Set(ctx, addr, h); err != nil {
+			return fmt.Errorf("store breaker record: %w", err)
+		}
+		if h.State == types.HEALTH_STATE_EXCLUDED {
+			eligible := h.ExcludedAt + int64(h.CooldownBlocks)
+			if err := k.CooldownIndex.Set(ctx, collections.Join(eligible, sdk.AccAddress(addr))); err != nil {
+				return fmt.Errorf("index cooldown: %w", err)
+			}
+		}
+	}
+	for _, p := range gs.PendingSamples {
+		addr, err := k.addressCodec.StringToBytes(p.Executor)
+		if err != nil {
+			return fmt.Errorf("pending sample executor: %w", err)
+		}
+		if err := k.PendingSamples.Set(ctx, collections.Join(sdk.AccAddress(addr), p.Sequence), p.Sample); err != nil {
+			return fmt.Errorf("store pending sample: %w", err)
+		}
+	}
+	if err := k.SampleSequence.Set(ctx, gs.SampleSequence); err != nil {
+		return fmt.Errorf("store sample sequence: %w", err)
+	}
+	return nil
+}
+
+func (k Keeper) exportHealthGenesis(ctx context.Context, gs *types.GenesisState) error {
+	if err := k.ExecutorHealth.Walk(ctx, nil, func(_ sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+		gs.ExecutorHealth = append(gs.ExecutorHealth, h)
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk breaker records: %w", err)
+	}
+	if err := k.PendingSamples.Walk(ctx, nil, func(key collections.Pair[sdk.AccAddress, uint64], s types.PendingSample) (bool, error) {
+		executor, err := k.addressCodec.BytesToString(key.K1())
+		if err != nil {
+			return true, fmt.Errorf("encode executor: %w", err)
+		}
+		gs.PendingSamples = append(gs.PendingSamples, types.PendingSampleEntry{Executor: executor, Sequence: key.K2(), Sample: s})
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk pending samples: %w", err)
+	}
+	seq, err := k.SampleSequence.Peek(ctx)
+	if err != nil {
+		return fmt.Errorf("load sample sequence: %w", err)
+	}
+	gs.SampleSequence = seq
+	return nil
+}

@@ -1,0 +1,89 @@
+package types
+
+import (
+	"fmt"
+
+	"cosmossdk.io/core/address"
+
+	"github.com/inferenced/inferenced/x/inference/breaker"
+)
+
+// validateHealth checks the circuit-breaker part of a genesis: one record
+// per participant at most, values the breaker can hold, and pending samples
+// with unique keys below the sequence.
+func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]struct{}) error {
+	seen := make(map[string]struct{}, len(gs.ExecutorHealth))
+	for _, h := range gs.ExecutorHealth {
+		bz, err := ac.StringToBytes(h.Address)
+		if err != nil {
+			return fmt.Errorf("executor_health address %q: %w", h.Address, err)
+		}
+		if !has(participants, string(bz)) {
+			return fmt.Errorf("executor_health %s is not a participant", h.Address)
+		}
+		if _, dup := seen[string(bz)]; dup {
+			return fmt.Errorf("executor_health %s listed twice", h.Address)
+		}
+		seen[string(bz)] = struct{}{}
+		if err := ValidateExecutorHealth(h); err != nil {
+			return fmt.Errorf("executor_health %s: %w", h.Address, err)
+		}
+	}
+	keys := make(map[string]struct{}, len(gs.PendingSamples))
+	for _, p := range gs.PendingSamples {
+		bz, err := ac.StringToBytes(p.Executor)
+		if err != nil {
+			return fmt.Errorf("pending sample executor %q: %w", p.Executor, err)
+		}
+		if !has(participants, string(bz)) {
+			return fmt.Errorf("pending sample executor %s is not a participant", p.Executor)
+		}
+		key := fmt.Sprintf("%x/%d", bz, p.Sequence)
+		if _, dup := keys[key]; dup {
+			return fmt.Errorf("pending sample %s/%d listed twice", p.Executor, p.Sequence)
+		}
+		keys[key] = struct{}{}
+		if p.Sequence >= gs.SampleSequence {
+			return fmt.Errorf("pending sample sequence %d is not below sample_sequence %d", p.Sequence, gs.SampleSequence)
+		}
+		if err := ValidateInferenceID(p.Sample.InferenceId); err != nil {
+			return fmt.Errorf("pending sample %d: %w", p.Sequence, err)
+		}
+		if p.Sample.PriorOks > breaker.MaxWindow {
+			return fmt.Errorf("pending sample %d: prior_oks %d exceeds %d", p.Sequence, p.Sample.PriorOks, breaker.MaxWindow)
+		}
+	}
+	return nil
+}
+
+// ValidateExecutorHealth checks that a breaker record holds values the
+// breaker can produce.
+func ValidateExecutorHealth(h ExecutorHealth) error {
+	if _, ok := HealthState_name[int32(h.State)]; !ok {
+		return fmt.Errorf("unknown state %d", h.State)
+	}
+	if _, ok := SampleKind_name[int32(h.Evidence)]; !ok {
+		return fmt.Errorf("unknown evidence kind %d", h.Evidence)
+	}
+	if _, ok := HealthReason_name[int32(h.Reason)]; !ok {
+		return fmt.Errorf("unknown reason %d", h.Reason)
+	}
+	if h.Traffic.Count > breaker.MaxWindow || h.Attested.Count > breaker.MaxWindow {
+		return fmt.Errorf("a window holds more than %d samples", breaker.MaxWindow)
+	}
+	if h.State != HEALTH_STATE_HEALTHY && (h.CooldownBlocks < 1 || h.Exclusions < 1) {
+		return fmt.Errorf("%s needs a cooldown and an exclusion on record", h.State)
+	}
+	if h.ExcludedAt < 0 || h.SinceHeight < 0 || h.CooldownBlocks > MaxEpochLength {
+		return fmt.Errorf("heights must be >= 0 and the cooldown at most %d", MaxEpochLength)
+	}
+	if h.ProbeInferenceId != "" {
+		if h.State != HEALTH_STATE_PROBE {
+			return fmt.Errorf("probe_inference_id set on a %s record", h.State)
+		}
+		if err := ValidateInferenceID(h.ProbeInferenceId); err != nil {
+			return fmt.Errorf("probe_inference_id: %w", err)
+		}
+	}
+	return nil
+}
