@@ -85,6 +85,7 @@ type fixture struct {
 	height int64
 	// attested are applied by the next begin.
 	attested []keeper.AttestedSample
+	seq      int
 }
 
 type config struct {

@@ -1,0 +1,123 @@
+package keeper_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"cosmossdk.io/collections"
+	"github.com/stretchr/testify/require"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// TestPropertyBreakerUnderRandomTraffic drives six executors with random
+// finishes, misses and attested verdicts across epoch boundaries and checks
+// after every block: cooldowns within [initial, max]; the cooldown index
+// holds exactly the EXCLUDED records; an EXCLUDED executor is never offered
+// except by the fallback; and nothing is left after an epoch boundary.
+func TestPropertyBreakerUnderRandomTraffic(t *testing.T) {
+	seen := map[types.HealthState]int{}
+	for run := range 12 {
+		rng := rand.New(rand.NewPCG(uint64(run), 7))
+		p := breakerParams()
+		p.EpochLength = 60
+		p.HealthCbMaxExcludedWeightPct = 1 + rng.Uint64N(100)
+		var ps []types.Participant
+		for i := byte(1); i <= 6; i++ {
+			ps = append(ps, gp(i, 1+rng.Uint64N(20), true, "m"))
+		}
+		f := newFixture(t, withParams(p), withParticipants(ps...))
+		f.begin(1)
+		missPct := make([]int, 7)
+		for i := range missPct {
+			missPct[i] = rng.IntN(101)
+		}
+		for f.height < 200 {
+			for i := byte(1); i <= 6; i++ {
+				if rng.IntN(3) == 0 {
+					f.attest(i, rng.IntN(100) < missPct[i])
+				}
+				if rng.IntN(2) == 0 {
+					continue
+				}
+				id := f.newID()
+				if _, err := f.start(id, i, "m"); err != nil {
+					require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
+					continue
+				}
+				if rng.IntN(100) >= missPct[i] {
+					require.NoError(t, f.finish(i, id))
+				}
+			}
+			f.next()
+			for _, ev := range typedEvents[*types.EventExecutorHealthChanged](t, f.ctx) {
+				seen[ev.To]++
+			}
+			checkBreakerInvariants(t, f, p)
+		}
+	}
+	// The runs must exercise every transition, or they prove little.
+	for _, s := range []types.HealthState{types.HEALTH_STATE_EXCLUDED, types.HEALTH_STATE_PROBE, types.HEALTH_STATE_HEALTHY} {
+		require.Positive(t, seen[s], "no transition to %s in any run", s)
+	}
+	t.Logf("transitions to: %v", seen)
+}
+
+func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
+	t.Helper()
+	epoch := mustEpoch(t, f)
+	if epoch.StartHeight == f.height {
+		for _, empty := range []func() (bool, error){
+			func() (bool, error) { return isEmpty(f.k.ExecutorHealth.Iterate(f.ctx, nil)) },
+			func() (bool, error) { return isEmpty(f.k.CooldownIndex.Iterate(f.ctx, nil)) },
+			func() (bool, error) { return isEmpty(f.k.PendingSamples.Iterate(f.ctx, nil)) },
+		} {
+			ok, err := empty()
+			require.NoError(t, err)
+			require.True(t, ok, "breaker state left after the boundary at %d", f.height)
+		}
+	}
+	excluded := map[string]bool{}
+	indexed := 0
+	err := f.k.ExecutorHealth.Walk(f.ctx, nil, func(a sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+		if h.State == types.HEALTH_STATE_HEALTHY {
+			return false, nil
+		}
+		require.GreaterOrEqual(t, h.CooldownBlocks, p.HealthCbInitialCooldownBlocks, "height %d", f.height)
+		require.LessOrEqual(t, h.CooldownBlocks, p.HealthCbMaxCooldownBlocks, "height %d", f.height)
+		if h.State == types.HEALTH_STATE_EXCLUDED {
+			eligible := h.ExcludedAt + int64(h.CooldownBlocks)
+			require.Greater(t, eligible, f.height, "a due executor was not promoted")
+			has, err := f.k.CooldownIndex.Has(f.ctx, collections.Join(eligible, a))
+			require.NoError(t, err)
+			require.True(t, has, "EXCLUDED %s missing from the cooldown index", h.Address)
+			indexed++
+			if eligible > f.height+1 {
+				excluded[h.Address] = true
+			}
+		}
+		return false, nil
+	})
+	require.NoError(t, err)
+	entries := 0
+	require.NoError(t, f.k.CooldownIndex.Walk(f.ctx, nil, func(collections.Pair[int64, sdk.AccAddress]) (bool, error) {
+		entries++
+		return false, nil
+	}))
+	require.Equal(t, indexed, entries, "cooldown index entries without an EXCLUDED record")
+
+	sel, err := f.k.Candidates(f.ctx, "m", f.height+1)
+	if errors.Is(err, types.ErrNoExecutor) {
+		return
+	}
+	require.NoError(t, err)
+	if sel.Fallback {
+		return
+	}
+	for _, c := range sel.Pool {
+		require.False(t, excluded[c.Member.Address], "EXCLUDED %s offered at %d", c.Member.Address, f.height+1)
+	}
+}

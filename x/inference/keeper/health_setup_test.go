@@ -1,0 +1,133 @@
+package keeper_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// Breaker test params: no PoC phase, inferences expire after one block so a
+// miss lands two blocks after its start, cooldowns 5 doubling up to 20, and
+// an SPRT threshold so high that only the breaker acts.
+const (
+	bInitial = 5
+	bMax     = 20
+)
+
+func breakerParams() types.Params {
+	p := testParams()
+	p.EpochLength = 200
+	p.PocPhaseBlocks = 0
+	p.ExpirationBlocks = 1
+	p.HealthCbInitialCooldownBlocks = bInitial
+	p.HealthCbMaxCooldownBlocks = bMax
+	p.DowntimeHThreshold = dec("1000")
+	return p
+}
+
+// newBreakerFixture: executors 1-4 of weight 10 serve "m"; block 1 has begun.
+func newBreakerFixture(t *testing.T, opts ...option) *fixture {
+	t.Helper()
+	base := []option{withParams(breakerParams()), withParticipants(
+		gp(1, 10, true, "m"), gp(2, 10, true, "m"), gp(3, 10, true, "m"), gp(4, 10, true, "m"))}
+	f := newFixture(t, append(base, opts...)...)
+	f.begin(1)
+	return f
+}
+
+// next ends the current block and begins the following one, where the
+// breaker applies what the ended block observed.
+func (f *fixture) next() {
+	f.t.Helper()
+	f.end()
+	f.begin(f.height + 1)
+}
+
+// feed sends executor one inference per sample ('o' finishes in its block,
+// 'm' is never finished and expires), each applied before the next starts.
+func (f *fixture) feed(executor byte, pattern string) {
+	f.t.Helper()
+	for _, c := range pattern {
+		id := f.newID()
+		f.mustStart(id, executor, "m")
+		if c == 'o' {
+			require.NoError(f.t, f.finish(executor, id))
+		}
+		f.next()
+		if c == 'm' {
+			f.next()
+		}
+	}
+}
+
+func (f *fixture) newID() string {
+	f.seq++
+	return fmt.Sprintf("inf-%d", f.seq)
+}
+
+// health is the ExecutorHealth query answer for executor i.
+func (f *fixture) health(i byte) types.HealthStatus {
+	f.t.Helper()
+	resp, err := f.query.ExecutorHealth(f.ctx, &types.QueryExecutorHealthRequest{Address: bech(i)})
+	require.NoError(f.t, err)
+	return resp.Health
+}
+
+// attest queues an attested sample for the next block's breaker step.
+func (f *fixture) attest(i byte, miss bool) {
+	f.attested = append(f.attested, keeper.AttestedSample{Executor: addr(i), Miss: miss})
+}
+
+// offered counts, over many seeds, how often each executor is drawn.
+func (f *fixture) offered(seeds uint64) map[string]int {
+	f.t.Helper()
+	return counts(f.t, f, "m", seeds)
+}
+
+// runUntil runs blocks until cond holds, at most limit blocks.
+func (f *fixture) runUntil(limit int, cond func() bool) {
+	f.t.Helper()
+	for range limit {
+		if cond() {
+			return
+		}
+		f.next()
+	}
+	require.True(f.t, cond(), "condition not reached within %d blocks (height %d)", limit, f.height)
+}
+
+// drawUntil draws with increasing seeds until executor i is picked.
+func (f *fixture) drawUntil(i byte) *types.QueryGetRandomExecutorResponse {
+	f.t.Helper()
+	for seed := uint64(0); seed < 10_000; seed++ {
+		resp, err := f.draw("m", seed)
+		require.NoError(f.t, err)
+		if resp.Executor.Address == bech(i) {
+			return resp
+		}
+	}
+	require.FailNow(f.t, "executor never drawn", "executor %d", i)
+	return nil
+}
+
+func (f *fixture) excluded() (*types.QueryExcludedExecutorsResponse, error) {
+	return f.query.ExcludedExecutors(f.ctx, &types.QueryExcludedExecutorsRequest{})
+}
+
+type closer interface {
+	Valid() bool
+	Close() error
+}
+
+// isEmpty reports whether a collection iterator has nothing.
+func isEmpty[I closer](it I, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	return !it.Valid(), nil
+}

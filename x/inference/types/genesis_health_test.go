@@ -1,0 +1,70 @@
+package types_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// healthGenesis adds an EXCLUDED record, a PROBE record with its probe and a
+// pending sample to validGenesis.
+func healthGenesis() types.GenesisState {
+	gs := validGenesis()
+	gs.ExecutorHealth = []types.ExecutorHealth{
+		{Address: bech(1), State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 12, SinceHeight: 12, CooldownBlocks: 50, Exclusions: 1,
+			Reason: types.HEALTH_REASON_CONSECUTIVE_MISSES},
+		{Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 3, SinceHeight: 13, CooldownBlocks: 50, Exclusions: 1,
+			ProbeInferenceId: "i-1", Traffic: types.SampleWindow{Bits: 1, Count: 3}},
+	}
+	gs.PendingSamples = []types.PendingSampleEntry{{Executor: bech(2), Sequence: 4, Sample: types.PendingSample{InferenceId: "i-1"}}}
+	gs.SampleSequence = 5
+	return gs
+}
+
+func TestGenesisValidateAcceptsBreakerState(t *testing.T) {
+	gs := healthGenesis()
+	require.NoError(t, gs.Validate(ac))
+}
+
+func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
+	cases := []struct {
+		name    string
+		edit    func(*types.GenesisState)
+		mention string
+	}{
+		{"record bad address", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Address = "infer1x" }, "address"},
+		{"record of a non-participant", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Address = bech(9) }, "not a participant"},
+		{"record twice", func(gs *types.GenesisState) {
+			gs.ExecutorHealth = append(gs.ExecutorHealth, gs.ExecutorHealth[0])
+		}, "twice"},
+		{"unknown state", func(gs *types.GenesisState) { gs.ExecutorHealth[0].State = 9 }, "unknown state"},
+		{"unknown evidence", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Evidence = 9 }, "unknown evidence"},
+		{"unknown reason", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Reason = 99 }, "unknown reason"},
+		{"window over 64", func(gs *types.GenesisState) { gs.ExecutorHealth[1].Traffic.Count = 65 }, "window"},
+		{"excluded without cooldown", func(gs *types.GenesisState) { gs.ExecutorHealth[0].CooldownBlocks = 0 }, "cooldown"},
+		{"excluded without exclusion count", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Exclusions = 0 }, "exclusion"},
+		{"negative height", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ExcludedAt = -1 }, "heights"},
+		{"huge cooldown", func(gs *types.GenesisState) { gs.ExecutorHealth[0].CooldownBlocks = 1 << 62 }, "cooldown"},
+		{"probe id outside PROBE", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ProbeInferenceId = "i-1" }, "probe_inference_id"},
+		{"probe id malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeInferenceId = "a b" }, "probe_inference_id"},
+		{"pending bad executor", func(gs *types.GenesisState) { gs.PendingSamples[0].Executor = "x" }, "executor"},
+		{"pending non-participant", func(gs *types.GenesisState) { gs.PendingSamples[0].Executor = bech(9) }, "not a participant"},
+		{"pending twice", func(gs *types.GenesisState) {
+			gs.PendingSamples = append(gs.PendingSamples, gs.PendingSamples[0])
+		}, "twice"},
+		{"pending at or above the sequence", func(gs *types.GenesisState) { gs.SampleSequence = 4 }, "sample_sequence"},
+		{"pending bad inference id", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.InferenceId = "" }, "pending sample"},
+		{"pending prior oks over 64", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.PriorOks = 65 }, "prior_oks"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			gs := healthGenesis()
+			tc.edit(&gs)
+			err := gs.Validate(ac)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.mention)
+		})
+	}
+}
