@@ -19,6 +19,8 @@
 #   EPOCH_LENGTH       blocks per epoch                   (200)
 #   POC_PHASE_BLOCKS   PoC phase at the start of an epoch (0)
 #   EXPIRATION_BLOCKS  blocks before an inference expires (4)
+#   CB_INITIAL_COOLDOWN  circuit-breaker first cooldown, blocks (10)
+#   CB_MAX_COOLDOWN      circuit-breaker longest cooldown, blocks (80; < EPOCH_LENGTH)
 #   MODEL              model every executor serves        (llama-7b)
 #   CHAIN_ID           chain id                           (inferenced-local)
 #
@@ -38,6 +40,8 @@ BLOCK_TIME=${BLOCK_TIME:-700ms}
 EPOCH_LENGTH=${EPOCH_LENGTH:-200}
 POC_PHASE_BLOCKS=${POC_PHASE_BLOCKS:-0}
 EXPIRATION_BLOCKS=${EXPIRATION_BLOCKS:-4}
+CB_INITIAL_COOLDOWN=${CB_INITIAL_COOLDOWN:-10}
+CB_MAX_COOLDOWN=${CB_MAX_COOLDOWN:-80}
 MODEL=${MODEL:-llama-7b}
 CHAIN_ID=${CHAIN_ID:-inferenced-local}
 KEYS="$HOME_DIR/keys"
@@ -99,10 +103,13 @@ init_network() {
       --weight $((100 + 10 * j)) --poc-available="$poc" --home "$n0" >/dev/null
   done
 
-  jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" '
+  jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" \
+    --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" '
     .app_state.inference.params.epoch_length = $el
     | .app_state.inference.params.poc_phase_blocks = $poc
     | .app_state.inference.params.expiration_blocks = $exp
+    | .app_state.inference.params.health_cb_initial_cooldown_blocks = $cbi
+    | .app_state.inference.params.health_cb_max_cooldown_blocks = $cbm
     | .app_state.gov.params.voting_period = "20s"
     | .app_state.gov.params.expedited_voting_period = "10s"
     | .app_state.gov.params.min_deposit[0].amount = "1000"
@@ -241,6 +248,8 @@ status() {
   curl -fsS --max-time 2 "$api/epoch" | jq -c '{epoch: .epoch.index, start: .epoch.start_height, next: .next_epoch_height, poc: .in_poc_phase}' || true
   curl -fsS --max-time 2 "$api/participants" |
     jq -r '.participants[] | "\(.address)  \(.status)  w=\(.weight)  ok=\(.current_epoch_stats.inference_count // 0)  missed=\(.current_epoch_stats.missed_requests // 0)  \(.inference_url)"' || true
+  curl -fsS --max-time 2 "$api/excluded_executors" |
+    jq -r '.executors[] | "breaker: \(.address)  \(.state)  \(.reason)  cooldown=\(.cooldown_blocks)  eligible=\(.eligible_height // 0)"' || true
 }
 
 case "${1:-}" in

@@ -188,36 +188,40 @@ func (d *driver) route(ctx context.Context, height int64, k int) {
 	msg := &types.MsgStartInference{Creator: d.agent.address, InferenceId: id, Model: d.cfg.model, Executor: exec.Address}
 	if err := d.signer.send(ctx, d.agent, msg); err != nil {
 		d.stats.update(exec.Address, func(s *executorStats) { s.StartFailed++ })
-		d.stats.record(event{height, id, exec.Address, "start_failed"})
+		d.stats.record(event{height, id, exec.Address, "start_failed", res.Probe})
 		return
 	}
 	d.started = append(d.started, startedInference{id: id, executor: exec.Address})
+	if res.Probe {
+		d.stats.update(exec.Address, func(s *executorStats) { s.Probes++ })
+	}
 	d.pending.Add(1)
 	go func() {
 		defer d.pending.Done()
-		d.serve(ctx, height, id, exec)
+		d.serve(ctx, height, id, exec, res.Probe)
 	}()
 }
 
-func (d *driver) serve(ctx context.Context, height int64, id string, exec types.EpochMember) {
+func (d *driver) serve(ctx context.Context, height int64, id string, exec types.EpochMember, probe bool) {
+	record := func(outcome string) { d.stats.record(event{height, id, exec.Address, outcome, probe}) }
 	hash, err := callExecutor(ctx, d.http, exec.InferenceUrl, id, d.cfg.model, d.cfg.execTimeout)
 	if err != nil {
 		d.stats.update(exec.Address, func(s *executorStats) { s.NoAnswer++ })
-		d.stats.record(event{height, id, exec.Address, "no_answer"})
+		record("no_answer")
 		return
 	}
 	d.stats.update(exec.Address, func(s *executorStats) { s.Answered++ })
 	acc, ok := d.accounts[exec.Address]
 	if !ok {
 		d.stats.update(exec.Address, func(s *executorStats) { s.FinishFailed++ })
-		d.stats.record(event{height, id, exec.Address, "no_executor_key"})
+		record("no_executor_key")
 		return
 	}
 	msg := &types.MsgFinishInference{Creator: exec.Address, InferenceId: id, ResponseHash: hash}
 	if err := d.signer.send(ctx, acc, msg); err != nil {
 		d.stats.update(exec.Address, func(s *executorStats) { s.FinishFailed++ })
-		d.stats.record(event{height, id, exec.Address, "finish_failed"})
+		record("finish_failed")
 		return
 	}
-	d.stats.record(event{height, id, exec.Address, "answered"})
+	record("answered")
 }

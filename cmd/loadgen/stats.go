@@ -15,6 +15,7 @@ import (
 // start passed CheckTx but was refused when the block executed it).
 type executorStats struct {
 	Assigned      int `json:"assigned"`
+	Probes        int `json:"probes"`
 	StartFailed   int `json:"start_failed"`
 	Answered      int `json:"answered"`
 	NoAnswer      int `json:"no_answer"`
@@ -31,6 +32,8 @@ type event struct {
 	InferenceID string `json:"inference_id"`
 	Executor    string `json:"executor"`
 	Outcome     string `json:"outcome"`
+	// Probe marks the request that selection offered as a probe.
+	Probe bool `json:"probe,omitempty"`
 }
 
 type stats struct {
@@ -74,11 +77,11 @@ func (s *stats) print(w io.Writer, names map[string]string) {
 	}
 	sort.Strings(execs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "executor\tkey\tassigned\tanswered\tno-answer\tstart-failed\tfinish-failed\tchain-finished\tchain-expired\tchain-open\tchain-refused")
+	fmt.Fprintln(tw, "executor\tkey\tassigned\tprobes\tanswered\tno-answer\tstart-failed\tfinish-failed\tchain-finished\tchain-expired\tchain-open\tchain-refused")
 	var total executorStats
 	for _, e := range execs {
 		es := s.byExec[e]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", e, names[e], es.Assigned, es.Answered, es.NoAnswer,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", e, names[e], es.Assigned, es.Probes, es.Answered, es.NoAnswer,
 			es.StartFailed, es.FinishFailed, es.ChainFinished, es.ChainExpired, es.ChainOpen, es.ChainMissing)
 		total.Assigned += es.Assigned
 		total.Answered += es.Answered
@@ -86,7 +89,7 @@ func (s *stats) print(w io.Writer, names map[string]string) {
 		total.ChainFinished += es.ChainFinished
 		total.ChainExpired += es.ChainExpired
 	}
-	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t\t\t%d\t%d\t\n", total.Assigned, total.Answered, total.NoAnswer,
+	fmt.Fprintf(tw, "total\t\t%d\t\t%d\t%d\t\t\t%d\t%d\t\n", total.Assigned, total.Answered, total.NoAnswer,
 		total.ChainFinished, total.ChainExpired)
 	_ = tw.Flush()
 }
