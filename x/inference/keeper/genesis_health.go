@@ -11,20 +11,33 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
+// restoreHealth stores a breaker record with its gate and cooldown entry.
+func (k Keeper) restoreHealth(ctx context.Context, h types.ExecutorHealth) error {
+	addr, err := k.addressCodec.StringToBytes(h.Address)
+	if err != nil {
+		return fmt.Errorf("breaker record address: %w", err)
+	}
+	if err := k.ExecutorHealth.Set(ctx, addr, h); err != nil {
+		return fmt.Errorf("store breaker record: %w", err)
+	}
+	if g, ok := gateOf(toBreaker(h)); ok {
+		if err := k.HealthGate.Set(ctx, h.Address, g); err != nil {
+			return fmt.Errorf("store health gate: %w", err)
+		}
+	}
+	if h.State == types.HEALTH_STATE_EXCLUDED {
+		eligible := h.ExcludedAt + int64(h.CooldownBlocks)
+		if err := k.CooldownIndex.Set(ctx, collections.Join(eligible, sdk.AccAddress(addr))); err != nil {
+			return fmt.Errorf("index cooldown: %w", err)
+		}
+	}
+	return nil
+}
+
 func (k Keeper) initHealthGenesis(ctx context.Context, gs types.GenesisState) error {
 	for _, h := range gs.ExecutorHealth {
-		addr, err := k.addressCodec.StringToBytes(h.Address)
-		if err != nil {
-			return fmt.Errorf("breaker record address: %w", err)
-		}
-		if err := k.ExecutorHealth.Set(ctx, addr, h); err != nil {
-			return fmt.Errorf("store breaker record: %w", err)
-		}
-		if h.State == types.HEALTH_STATE_EXCLUDED {
-			eligible := h.ExcludedAt + int64(h.CooldownBlocks)
-			if err := k.CooldownIndex.Set(ctx, collections.Join(eligible, sdk.AccAddress(addr))); err != nil {
-				return fmt.Errorf("index cooldown: %w", err)
-			}
+		if err := k.restoreHealth(ctx, h); err != nil {
+			return err
 		}
 	}
 	for _, p := range gs.PendingSamples {

@@ -20,8 +20,8 @@ type breakerStage struct{ k Keeper }
 
 var _ HealthStage = breakerStage{}
 
-// Filter reads the breaker records once (there is one per executor that is
-// not plainly healthy, usually few) and looks each candidate up by address.
+// Filter reads the gates once (one small entry per EXCLUDED or PROBE
+// executor, usually few) and looks each candidate up by address.
 func (s breakerStage) Filter(ctx context.Context, height int64, pool []Candidate) ([]Candidate, error) {
 	params, err := s.k.Params.Get(ctx)
 	if err != nil {
@@ -30,28 +30,26 @@ func (s breakerStage) Filter(ctx context.Context, height int64, pool []Candidate
 	if !params.HealthCbEnforce {
 		return pool, nil
 	}
-	records := map[string]types.ExecutorHealth{}
-	if err := s.k.ExecutorHealth.Walk(ctx, nil, func(_ sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
-		if h.State != types.HEALTH_STATE_HEALTHY {
-			records[h.Address] = h
-		}
+	gates := map[string]uint64{}
+	if err := s.k.HealthGate.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
+		gates[address] = g
 		return false, nil
 	}); err != nil {
-		return nil, fmt.Errorf("walk breaker records: %w", err)
+		return nil, fmt.Errorf("walk health gates: %w", err)
 	}
-	if len(records) == 0 {
+	if len(gates) == 0 {
 		return pool, nil
 	}
 	out := pool[:0]
 	var probes []int
 	var healthyWeight, healthy uint64
 	for _, c := range pool {
-		h, ok := records[c.Member.Address]
+		g, gated := gates[c.Member.Address]
 		switch {
-		case !ok:
+		case !gated:
 			healthyWeight = saturatingAdd(healthyWeight, c.Weight)
 			healthy++
-		case probeOffered(h, height):
+		case gateOffersProbe(g, height):
 			probes = append(probes, len(out))
 			c.Probe = true
 		default:
@@ -64,19 +62,6 @@ func (s breakerStage) Filter(ctx context.Context, height int64, pool []Candidate
 		out[i].Weight = min(out[i].Weight, w)
 	}
 	return out, nil
-}
-
-// probeOffered: a PROBE executor with its slot free, or an EXCLUDED one
-// whose cooldown has passed by height (the block's first step will promote
-// it before any start runs).
-func probeOffered(h types.ExecutorHealth, height int64) bool {
-	switch h.State {
-	case types.HEALTH_STATE_PROBE:
-		return h.ProbeInferenceId == ""
-	case types.HEALTH_STATE_EXCLUDED:
-		return height >= h.ExcludedAt+int64(h.CooldownBlocks)
-	}
-	return false
 }
 
 // probeWeight is the weight a probe is offered at: the average weight of the
@@ -121,3 +106,7 @@ func (s breakerStage) CheckStart(ctx context.Context, executor sdk.AccAddress, _
 	}
 	return nil
 }
+
+// DefaultHealthStage is the circuit breaker's health stage, which NewKeeper
+// installs; SetHealthStage can put it back after a replacement.
+func DefaultHealthStage(k Keeper) HealthStage { return breakerStage{k: k} }

@@ -77,7 +77,7 @@ func (k Keeper) loadHealth(ctx context.Context, addr sdk.AccAddress) (healthEntr
 }
 
 // saveHealth writes an entry that changed from before, keeps the cooldown
-// index in step, and deletes a record that has become plain.
+// index and the gate in step, and deletes a record that has become plain.
 func (k Keeper) saveHealth(ctx context.Context, before, after healthEntry) error {
 	if !after.rec.ProbeInFlight {
 		after.probeID = ""
@@ -90,10 +90,17 @@ func (k Keeper) saveHealth(ctx context.Context, before, after healthEntry) error
 			return fmt.Errorf("unindex cooldown of %s: %w", before.addr, err)
 		}
 	}
+	if after.rec.Plain() && !before.stored {
+		return nil
+	}
+	h, err := after.proto(k.addressCodec)
+	if err != nil {
+		return err
+	}
+	if err := k.syncGate(ctx, h.Address, before, after); err != nil {
+		return err
+	}
 	if after.rec.Plain() {
-		if !before.stored {
-			return nil
-		}
 		if err := k.ExecutorHealth.Remove(ctx, after.addr); err != nil {
 			return fmt.Errorf("drop breaker record of %s: %w", after.addr, err)
 		}
@@ -103,10 +110,6 @@ func (k Keeper) saveHealth(ctx context.Context, before, after healthEntry) error
 		if err := k.CooldownIndex.Set(ctx, collections.Join(after.rec.EligibleAt(), after.addr)); err != nil {
 			return fmt.Errorf("index cooldown of %s: %w", after.addr, err)
 		}
-	}
-	h, err := after.proto(k.addressCodec)
-	if err != nil {
-		return err
 	}
 	if err := k.ExecutorHealth.Set(ctx, after.addr, h); err != nil {
 		return fmt.Errorf("store breaker record of %s: %w", after.addr, err)
@@ -202,6 +205,9 @@ func (k Keeper) clearHealth(ctx context.Context) error {
 	}
 	if err := k.PendingSamples.Clear(ctx, nil); err != nil {
 		return fmt.Errorf("clear pending samples: %w", err)
+	}
+	if err := k.HealthGate.Clear(ctx, nil); err != nil {
+		return fmt.Errorf("clear health gates: %w", err)
 	}
 	return nil
 }

@@ -52,6 +52,10 @@ type Keeper struct {
 	// (executor, sequence); the next block applies them all at once.
 	PendingSamples collections.Map[collections.Pair[sdk.AccAddress, uint64], types.PendingSample]
 	SampleSequence collections.Sequence
+	// HealthGate holds, by bech32 address, what selection needs to know of
+	// each EXCLUDED or PROBE executor in one integer (see gate.go), so the
+	// health stage reads a few small entries instead of whole records.
+	HealthGate collections.Map[string, uint64]
 }
 
 type seams struct {
@@ -83,6 +87,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		CooldownIndex:    collections.NewKeySet(sb, types.CooldownIndexPrefix, "cooldown_index", collections.PairKeyCodec(collections.Int64Key, sdk.AccAddressKey)),
 		PendingSamples:   collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
 		SampleSequence:   collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
+		HealthGate:       collections.NewMap(sb, types.HealthGatePrefix, "health_gate", collections.StringKey, collections.Uint64Value),
 	}
 	schema, err := sb.Build()
 	if err != nil {

@@ -107,7 +107,7 @@ func withParams(p types.Params) option { return func(c *config) { c.genesis.Para
 func withHealth(h keeper.HealthStage) option { return func(c *config) { c.health = h } }
 
 // newKeeper builds a bare keeper on an in-memory store, with no genesis.
-func newKeeper(t *testing.T) (keeper.Keeper, testutil.TestContext) {
+func newKeeper(t testing.TB) (keeper.Keeper, testutil.TestContext) {
 	t.Helper()
 	key := storetypes.NewKVStoreKey(types.StoreKey)
 	tc := testutil.DefaultContextWithDB(t, key, storetypes.NewTransientStoreKey("transient_test"))

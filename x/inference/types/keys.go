@@ -23,4 +23,5 @@ var (
 	CooldownIndexPrefix    = collections.NewPrefix(9)
 	PendingSamplesPrefix   = collections.NewPrefix(10)
 	SampleSequenceKey      = collections.NewPrefix(11)
+	HealthGatePrefix       = collections.NewPrefix(12)
 )

@@ -1,0 +1,138 @@
+package keeper_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+	"time"
+
+	storetypes "cosmossdk.io/store/types"
+	"github.com/stretchr/testify/require"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// benchNetwork is a keeper with n executors of weight 100 serving "m", in
+// epoch 1 at height 1. setup runs before the state is committed; the
+// returned context reads the committed state through a cache, as queries
+// and blocks do (an uncommitted IAVL tree makes every iterator sort all
+// pending writes, which no node ever pays).
+func benchNetwork(b *testing.B, n int, setup func(keeper.Keeper, sdk.Context, []sdk.AccAddress)) (keeper.Keeper, sdk.Context, []sdk.AccAddress) {
+	b.Helper()
+	k, tc := newKeeper(b)
+	gs := types.DefaultGenesis()
+	gs.Params = breakerParams()
+	gs.Params.HealthCbMaxExcludedWeightPct = 100
+	addrs := make([]sdk.AccAddress, n)
+	for i := range addrs {
+		a := make([]byte, 20)
+		binary.BigEndian.PutUint32(a[16:], uint32(i+1))
+		addrs[i] = a
+		s, err := ac.BytesToString(a)
+		require.NoError(b, err)
+		gs.Participants = append(gs.Participants, types.Participant{
+			Address: s, InferenceUrl: "http://x.example/", Models: []string{"m"}, Weight: 100,
+			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE,
+		})
+	}
+	ctx := tc.Ctx.WithBlockHeight(0)
+	require.NoError(b, k.InitGenesis(ctx, *gs))
+	ctx = ctx.WithBlockHeight(1)
+	require.NoError(b, k.BeginBlock(ctx))
+	if setup != nil {
+		setup(k, ctx, addrs)
+	}
+	tc.CMS.Commit()
+	return k, ctx.WithMultiStore(tc.CMS.CacheMultiStore()), addrs
+}
+
+// BenchmarkSelectionHealthStage draws from 1,000 members with 10% excluded,
+// with the breaker's health stage and without, interleaved in one run; the
+// ratio metric is the cost of the health stage (goal <= 1.2).
+func BenchmarkSelectionHealthStage(b *testing.B) {
+	k, ctx, _ := benchNetwork(b, 1000, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
+		for i := 0; i < len(addrs); i += 10 {
+			s, err := ac.BytesToString(addrs[i])
+			require.NoError(b, err)
+			require.NoError(b, k.RestoreHealth(ctx, types.ExecutorHealth{
+				Address: s, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 1, CooldownBlocks: 100, Exclusions: 1,
+			}))
+		}
+	})
+	stage := keeper.HealthStage(nil)
+	sel, err := k.Candidates(ctx, "m", 2)
+	require.NoError(b, err)
+	require.Len(b, sel.Pool, 900, "the health stage removes the 100 excluded")
+	var with, without time.Duration
+	seed := uint64(0)
+	draw := func() time.Duration {
+		seed++
+		start := time.Now()
+		_, err := k.RandomExecutor(ctx, "m", seed, 2)
+		d := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		k.SetHealthStage(keeper.DefaultHealthStage(k))
+		with += draw()
+		k.SetHealthStage(stage)
+		without += draw()
+	}
+	b.ReportMetric(float64(with.Nanoseconds())/float64(b.N), "ns-with/op")
+	b.ReportMetric(float64(without.Nanoseconds())/float64(b.N), "ns-without/op")
+	b.ReportMetric(float64(with)/float64(without), "ratio")
+}
+
+// writeCounter counts store writes and deletes through the gas meter.
+type writeCounter struct {
+	storetypes.GasMeter
+	writes int
+}
+
+func (w *writeCounter) ConsumeGas(amount storetypes.Gas, descriptor string) {
+	if descriptor == storetypes.GasWriteCostFlatDesc || descriptor == storetypes.GasDeleteDesc {
+		w.writes++
+	}
+	w.GasMeter.ConsumeGas(amount, descriptor)
+}
+
+// BenchmarkBreakerBlock is the breaker's work for one block at 1,000
+// executors that each finished (or missed) one inference: queueing the
+// outcomes, then the next block's step. It reports the store writes.
+func BenchmarkBreakerBlock(b *testing.B) {
+	for _, missingPct := range []int{0, 10} {
+		b.Run(fmt.Sprintf("missing=%d%%", missingPct), func(b *testing.B) {
+			k, ctx, addrs := benchNetwork(b, 1000, nil)
+			execs := make([]string, len(addrs))
+			for i, a := range addrs {
+				execs[i], _ = ac.BytesToString(a)
+			}
+			height := int64(1)
+			var writes int
+			for b.Loop() {
+				height++
+				counter := &writeCounter{GasMeter: storetypes.NewInfiniteGasMeter()}
+				c := ctx.WithBlockHeight(height).WithGasMeter(counter).WithEventManager(sdk.NewEventManager())
+				for i, e := range execs {
+					miss := missingPct > 0 && i%(100/missingPct) == 0
+					inf := types.Inference{InferenceId: fmt.Sprintf("i-%d-%d", height, i), Executor: e}
+					if err := k.QueueTrafficSample(c, inf, miss); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := k.ApplyHealth(c.WithBlockHeight(height+1), nil); err != nil {
+					b.Fatal(err)
+				}
+				writes += counter.writes
+			}
+			b.ReportMetric(float64(writes)/float64(b.N), "writes/block")
+		})
+	}
+}
