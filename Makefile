@@ -52,7 +52,7 @@ test-localnet: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/...
 
 # Each fuzz target runs for FUZZTIME (go test -fuzz takes one target at a time).
-FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate
+FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -28,6 +28,8 @@ type healthStep struct {
 	params types.Params
 	bp     breaker.Params
 	cap    *capTracker
+	// changed is set when any executor changed state in this step.
+	changed bool
 }
 
 // ApplyHealth is the breaker's one step per block, run before anything
@@ -55,6 +57,9 @@ func (k Keeper) ApplyHealth(ctx context.Context, attested []AttestedSample) erro
 		if err := s.observe(a.Executor, nil, breaker.Sample{Kind: breaker.Attested, Miss: a.Miss}, 0); err != nil {
 			return err
 		}
+	}
+	if s.changed {
+		return k.reportHealthGauges(ctx)
 	}
 	return nil
 }
@@ -152,5 +157,6 @@ func (s *healthStep) commit(before, after healthEntry, t breaker.Transition) err
 		return nil
 	}
 	s.cap.moved(after.addr, t.From, t.To)
+	s.changed = true
 	return s.k.emitTransition(s.ctx, after, t, s.height)
 }

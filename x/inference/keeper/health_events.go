@@ -44,3 +44,22 @@ func (k Keeper) emitTransition(ctx context.Context, e healthEntry, t breaker.Tra
 	}
 	return nil
 }
+
+// reportHealthGauges sets the gauges of EXCLUDED and PROBE executors. It
+// reads the gates, one small entry per such executor.
+func (k Keeper) reportHealthGauges(ctx context.Context) error {
+	var excluded, probing float32
+	if err := k.HealthGate.Walk(ctx, nil, func(_ string, g uint64) (bool, error) {
+		if g&3 == gateExcluded {
+			excluded++
+		} else {
+			probing++
+		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk health gates: %w", err)
+	}
+	telemetry.SetGauge(excluded, types.ModuleName, "breaker", "excluded")
+	telemetry.SetGauge(probing, types.ModuleName, "breaker", "probing")
+	return nil
+}
