@@ -52,14 +52,22 @@ test-localnet: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/...
 
 # Each fuzz target runs for FUZZTIME (go test -fuzz takes one target at a time).
+# The brief run starts from the seed corpus in a private cache: the corpus Go
+# keeps in GOCACHE grows with every run, and replaying it can take longer
+# than a 5 s budget. For a long run that keeps its corpus:
+#   make fuzz FUZZTIME=10m FUZZCACHE=$$(go env GOCACHE)/fuzz
 FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence
+FUZZCACHE ?=
 
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
+	@cache="$(FUZZCACHE)"; tmp=""; \
+	if [ -z "$$cache" ]; then tmp=$$(mktemp -d); cache=$$tmp; fi; \
+	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
-		$(GO) test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) || exit 1; \
-	done
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -test.fuzzcachedir="$$cache" || { rm -rf $$tmp; exit 1; }; \
+	done; \
+	rm -rf $$tmp
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./x/inference/...

@@ -31,6 +31,7 @@ cat <<INFO
   gRPC        $grpc
   REST        $api/...
   executors   http://127.0.0.1:$((8080 + PORT_OFFSET)) ... (GET /health, POST /control/dark?mode=refuse|hang, POST /control/up)
+              take one dark and watch "breaker: excluded 1", then bring it back for its probe
   CLI         build/inferenced q inference participants --home $LOCALNET_HOME/node0
   load        build/loadgen at $LOAD_RATE inferences per block
 
@@ -46,12 +47,14 @@ while true; do
   if [ "$h" -gt "$last" ]; then
     last=$h
     epoch=$(curl -fsS --max-time 2 "$api/epoch" | jq -r '"\(.epoch.index)\(if .in_poc_phase then " (PoC)" else "" end)"' 2>/dev/null || echo "?")
-    curl -fsS --max-time 2 "$api/participants?pagination.limit=1000" 2>/dev/null | jq -r --arg h "$h" --arg e "$epoch" '
+    breaker=$(curl -fsS --max-time 2 "$api/excluded_executors?pagination.limit=1000" |
+      jq -r '[.executors[].state] | "excluded \(map(select(. == "HEALTH_STATE_EXCLUDED")) | length)  probing \(map(select(. == "HEALTH_STATE_PROBE")) | length)"' 2>/dev/null || echo "?")
+    curl -fsS --max-time 2 "$api/participants?pagination.limit=1000" 2>/dev/null | jq -r --arg h "$h" --arg e "$epoch" --arg b "$breaker" '
       .participants as $p
       | [$p[] | select(.status == "PARTICIPANT_STATUS_ACTIVE")] | length as $active
       | ([$p[] | (.current_epoch_stats.inference_count // "0" | tonumber)] | add // 0) as $ok
       | ([$p[] | (.current_epoch_stats.missed_requests // "0" | tonumber)] | add // 0) as $missed
-      | "height \($h)  epoch \($e)  participants \($p | length) (active \($active))  finished \($ok)  missed \($missed)"' ||
+      | "height \($h)  epoch \($e)  participants \($p | length) (active \($active))  finished \($ok)  missed \($missed)  breaker: \($b)"' ||
       echo "height $h"
   fi
   sleep 0.3

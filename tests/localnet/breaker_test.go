@@ -112,18 +112,6 @@ func (n *network) control(j int, path string) {
 	res.Body.Close()
 }
 
-func mustInt(t *testing.T, s string) int64 {
-	t.Helper()
-	if s == "" {
-		return 0
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		t.Fatalf("not a number: %q", s)
-	}
-	return v
-}
-
 // TestLocalnetBreakerTimeline runs the load driver against four executors,
 // takes one dark, and follows it through the breaker: excluded on its
 // traffic misses, back up, promoted to PROBE after the cooldown, its probe
@@ -184,7 +172,7 @@ func TestLocalnetBreakerTimeline(t *testing.T) {
 		t.Fatalf("loadgen: %v\n%s", err, out.String())
 	}
 
-	E, P, H := mustInt(t, excluded.ExcludedAt), mustInt(t, probe.SinceHeight), mustInt(t, healthy.SinceHeight)
+	E, P, H := atoi(t, excluded.ExcludedAt), atoi(t, probe.SinceHeight), atoi(t, healthy.SinceHeight)
 	if probe.State == "" {
 		P = 0 // promoted and restored between two polls
 	}
@@ -246,7 +234,7 @@ func TestLocalnetBreakerTimeline(t *testing.T) {
 	if E-darkAt > 20 {
 		t.Errorf("excluded %d blocks after going dark", E-darkAt)
 	}
-	if P != 0 && P < E+mustInt(t, excluded.CooldownBlocks) {
+	if P != 0 && P < E+atoi(t, excluded.CooldownBlocks) {
 		t.Errorf("PROBE at %d before the cooldown ended at %s", P, excluded.EligibleHeight)
 	}
 	if duringExcl != 0 {

@@ -70,15 +70,7 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 	t.Helper()
 	epoch := mustEpoch(t, f)
 	if epoch.StartHeight == f.height {
-		for _, empty := range []func() (bool, error){
-			func() (bool, error) { return isEmpty(f.k.ExecutorHealth.Iterate(f.ctx, nil)) },
-			func() (bool, error) { return isEmpty(f.k.CooldownIndex.Iterate(f.ctx, nil)) },
-			func() (bool, error) { return isEmpty(f.k.PendingSamples.Iterate(f.ctx, nil)) },
-		} {
-			ok, err := empty()
-			require.NoError(t, err)
-			require.True(t, ok, "breaker state left after the boundary at %d", f.height)
-		}
+		requireBreakerEmpty(t, f)
 	}
 	excluded := map[string]bool{}
 	indexed := 0

@@ -131,3 +131,18 @@ func isEmpty[I closer](it I, err error) (bool, error) {
 	defer it.Close()
 	return !it.Valid(), nil
 }
+
+// requireBreakerEmpty checks that no breaker state is stored.
+func requireBreakerEmpty(t *testing.T, f *fixture) {
+	t.Helper()
+	for name, empty := range map[string]func() (bool, error){
+		"records":         func() (bool, error) { return isEmpty(f.k.ExecutorHealth.Iterate(f.ctx, nil)) },
+		"cooldown index":  func() (bool, error) { return isEmpty(f.k.CooldownIndex.Iterate(f.ctx, nil)) },
+		"pending samples": func() (bool, error) { return isEmpty(f.k.PendingSamples.Iterate(f.ctx, nil)) },
+		"gates":           func() (bool, error) { return isEmpty(f.k.HealthGate.Iterate(f.ctx, nil)) },
+	} {
+		ok, err := empty()
+		require.NoError(t, err)
+		require.True(t, ok, "breaker %s left at height %d", name, f.height)
+	}
+}

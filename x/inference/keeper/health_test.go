@@ -128,15 +128,7 @@ func TestEpochBoundaryClearsAllBreakerState(t *testing.T) {
 	f.begin(1 + int64(breakerParams().EpochLength))
 	require.Equal(t, uint64(2), mustEpoch(t, f).Index)
 
-	for _, empty := range []func() (bool, error){
-		func() (bool, error) { return isEmpty(f.k.ExecutorHealth.Iterate(f.ctx, nil)) },
-		func() (bool, error) { return isEmpty(f.k.CooldownIndex.Iterate(f.ctx, nil)) },
-		func() (bool, error) { return isEmpty(f.k.PendingSamples.Iterate(f.ctx, nil)) },
-	} {
-		ok, err := empty()
-		require.NoError(t, err)
-		require.True(t, ok, "breaker state left after the epoch boundary")
-	}
+	requireBreakerEmpty(t, f)
 	for i := byte(1); i <= 4; i++ {
 		require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(i).State)
 	}
