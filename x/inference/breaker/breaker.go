@@ -117,10 +117,12 @@ func (r Record) Plain() bool {
 
 // Sample is one observation of an executor. Probe marks the outcome of the
 // executor's probe inference; only traffic samples can be probes.
+// StartedAt is, for a traffic sample, the height its inference started.
 type Sample struct {
-	Kind  Kind
-	Miss  bool
-	Probe bool
+	Kind      Kind
+	Miss      bool
+	Probe     bool
+	StartedAt int64
 }
 
 // Transition describes what one step did. From == To means no state change.
@@ -139,8 +141,12 @@ func (t Transition) Changed() bool { return t.From != t.To }
 // Observe applies one sample. mayExclude is asked only when a HEALTHY record
 // trips; if it says no (the exclusion cap), the record stays HEALTHY and the
 // refusal is counted.
+//
+// The outcome of an inference started before the record's last state change
+// is stale: whatever it says about the executor was true before the
+// exclusion or the recovery that followed, so it is ignored in every state.
 func Observe(r Record, s Sample, p Params, height int64, mayExclude func() bool) (Record, Transition) {
-	if s.Kind >= numKinds {
+	if s.Kind >= numKinds || (s.Kind == Traffic && s.StartedAt < r.Since) {
 		return r, Transition{From: r.State, To: r.State}
 	}
 	switch r.State {

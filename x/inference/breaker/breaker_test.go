@@ -17,7 +17,7 @@ func feed(t *testing.T, r Record, p Params, pattern string, height int64) (Recor
 	t.Helper()
 	var tr Transition
 	for _, c := range pattern {
-		r, tr = Observe(r, Sample{Kind: Traffic, Miss: c == 'm'}, p, height, allow)
+		r, tr = Observe(r, Sample{Kind: Traffic, Miss: c == 'm', StartedAt: height}, p, height, allow)
 	}
 	return r, tr
 }
@@ -39,7 +39,6 @@ func TestTripRule(t *testing.T) {
 		{"3 samples never trip on rate", "mmo", 64, Healthy, ReasonNone},
 		{"2 of 3 misses stay below min samples", "omm", 64, Healthy, ReasonNone},
 		{"3 consecutive misses trip", "mmm", 3, Excluded, ReasonConsecutiveMisses},
-		{"misses older than the window do not count", "ooomooomooomooom" + "oooooooooooooooo" + "ooomooomooom", 64, Healthy, ReasonNone},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,7 +107,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	obs := func(kind Kind, miss, probe bool, h int64) func(Record) (Record, Transition) {
 		return func(r Record) (Record, Transition) {
-			return Observe(r, Sample{Kind: kind, Miss: miss, Probe: probe}, p, h, allow)
+			return Observe(r, Sample{Kind: kind, Miss: miss, Probe: probe, StartedAt: h}, p, h, allow)
 		}
 	}
 	promote := func(h int64) func(Record) (Record, Transition) {
@@ -153,7 +152,7 @@ func TestRestoredNodeIsNotReExcludedByOldMisses(t *testing.T) {
 		t.Fatalf("setup: %s", r.State)
 	}
 	r, _ = Promote(r, 55)
-	r, _ = Observe(r, Sample{Kind: Traffic, Probe: true}, p, 56, allow)
+	r, _ = Observe(r, Sample{Kind: Traffic, Probe: true, StartedAt: 55}, p, 56, allow)
 	// One miss after recovery: with the old window it would be 4 of 7.
 	r, tr := feed(t, r, p, "m", 57)
 	if r.State != Healthy {
@@ -161,6 +160,33 @@ func TestRestoredNodeIsNotReExcludedByOldMisses(t *testing.T) {
 	}
 	if s, m := r.Windows[Traffic].Last(16); s != 1 || m != 1 {
 		t.Fatalf("window after restore holds %d samples, %d misses; want 1, 1", s, m)
+	}
+}
+
+// An outcome of an inference started before the last state change is
+// stale: it neither restores a PROBE nor re-trips a restored executor.
+func TestStaleTrafficIsIgnoredInEveryState(t *testing.T) {
+	p := defaults()
+	r, _ := feed(t, Record{}, p, "mmm", 10) // EXCLUDED at 10
+	r, _ = Promote(r, 60)
+	stale := Sample{Kind: Traffic, StartedAt: 9}
+	if r2, tr := Observe(r, Sample{Kind: Traffic, Probe: true, StartedAt: 9}, p, 61, allow); tr.Changed() || r2 != r {
+		t.Fatalf("a stale outcome marked probe restored the executor: %+v", tr)
+	}
+	r, _ = Observe(r, Sample{Kind: Traffic, Probe: true, StartedAt: 60}, p, 61, allow)
+	if r.State != Healthy {
+		t.Fatalf("probe success: %s", r.State)
+	}
+	stale.Miss = true
+	for range 5 {
+		r, _ = Observe(r, stale, p, 62, allow)
+	}
+	if r.State != Healthy || r.Windows[Traffic].Count != 0 {
+		t.Fatalf("misses of requests sent before the recovery counted: %+v", r)
+	}
+	r, _ = Observe(r, Sample{Kind: Traffic, Miss: true, StartedAt: 61}, p, 62, allow)
+	if s, m := r.Windows[Traffic].Last(16); s != 1 || m != 1 {
+		t.Fatalf("a request started after the recovery must count: %d samples %d misses", s, m)
 	}
 }
 
@@ -199,7 +225,7 @@ func TestCooldownDoublesAndCapsAtMax(t *testing.T) {
 		got = append(got, r.Cooldown)
 		h = r.EligibleAt()
 		r, _ = Promote(r, h)
-		r, _ = Observe(r, Sample{Kind: Traffic, Miss: true, Probe: true}, p, h+1, allow)
+		r, _ = Observe(r, Sample{Kind: Traffic, Miss: true, Probe: true, StartedAt: h}, p, h+1, allow)
 	}
 	want := []uint64{50, 100, 200, 400, 500, 500, 500}
 	for i := range want {
@@ -235,12 +261,12 @@ func TestCapRefusalKeepsHealthyAndCounts(t *testing.T) {
 	var r Record
 	var tr Transition
 	for range 3 {
-		r, tr = Observe(r, Sample{Kind: Traffic, Miss: true}, p, 9, func() bool { return false })
+		r, tr = Observe(r, Sample{Kind: Traffic, Miss: true, StartedAt: 9}, p, 9, func() bool { return false })
 	}
 	if r.State != Healthy || tr.Reason != ReasonCapRefused || r.CapRefusals != 1 {
 		t.Fatalf("capped exclusion: state %s reason %s refusals %d", r.State, tr.Reason, r.CapRefusals)
 	}
-	r, tr = Observe(r, Sample{Kind: Traffic, Miss: true}, p, 10, allow)
+	r, tr = Observe(r, Sample{Kind: Traffic, Miss: true, StartedAt: 10}, p, 10, allow)
 	if r.State != Excluded {
 		t.Fatalf("once the cap allows it the executor is excluded: %+v", tr)
 	}

@@ -24,9 +24,13 @@ func FuzzSequence(f *testing.F) {
 			case 1:
 				r, _ = ClaimProbe(r)
 			default:
-				s := Sample{Kind: Kind(op >> 4 & 1), Miss: op&0x02 != 0, Probe: op&0x04 != 0 && r.ProbeInFlight}
+				s := Sample{Kind: Kind(op >> 4 & 1), Miss: op&0x02 != 0, Probe: op&0x04 != 0 && r.ProbeInFlight,
+					StartedAt: height - int64(op>>5&1)*3}
 				capOK := op&0x08 == 0
 				r, tr = Observe(r, s, p, height, func() bool { return capOK })
+			}
+			if op&0x07 >= 2 && op>>4&1 == 0 && height-int64(op>>5&1)*3 < before.Since && r != before {
+				t.Fatalf("step %d: a stale outcome changed the record", step)
 			}
 			checkInvariants(t, 0, step, p, before, r, tr, height)
 		}

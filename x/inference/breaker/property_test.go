@@ -25,9 +25,12 @@ func TestPropertyRandomSequences(t *testing.T) {
 			case 1:
 				r, _ = ClaimProbe(r)
 			default:
-				s := Sample{Kind: Kind(rng.IntN(2)), Miss: rng.IntN(100) < missPct}
+				s := Sample{Kind: Kind(rng.IntN(2)), Miss: rng.IntN(100) < missPct, StartedAt: height - int64(rng.IntN(4))}
 				s.Probe = s.Kind == Traffic && before.ProbeInFlight && rng.IntN(2) == 0
 				r, tr = Observe(r, s, p, height, func() bool { return rng.IntN(4) != 0 })
+				if s.Kind == Traffic && s.StartedAt < before.Since && r != before {
+					t.Fatalf("run %d step %d: a stale outcome changed the record", run, step)
+				}
 			}
 			checkInvariants(t, run, step, p, before, r, tr, height)
 		}

@@ -76,6 +76,7 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 	}
 	var totalWeight uint64
 	members := uint32(0)
+	var group []types.EpochMember
 	for _, p := range participants {
 		if p.Status != types.PARTICIPANT_STATUS_ACTIVE {
 			continue
@@ -98,7 +99,11 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 			return fmt.Errorf("store epoch member index: %w", err)
 		}
 		members++
+		group = append(group, member)
 		totalWeight = saturatingAdd(totalWeight, p.Weight)
+	}
+	if err := k.storeModelWeights(ctx, group); err != nil {
+		return err
 	}
 	epoch := types.Epoch{Index: index, StartHeight: height}
 	if err := k.Epoch.Set(ctx, epoch); err != nil {

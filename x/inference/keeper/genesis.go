@@ -48,6 +48,9 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 				return fmt.Errorf("store epoch member index: %w", err)
 			}
 		}
+		if err := k.storeModelWeights(ctx, gs.EpochGroup.Members); err != nil {
+			return err
+		}
 	}
 	for _, inf := range gs.Inferences {
 		if err := k.Inferences.Set(ctx, inf.InferenceId, inf); err != nil {

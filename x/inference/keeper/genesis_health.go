@@ -11,11 +11,16 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// restoreHealth stores a breaker record with its gate and cooldown entry.
+// restoreHealth stores a breaker record with its gate and cooldown entry,
+// under the canonical spelling of its address (selection matches gates by
+// the members' addresses).
 func (k Keeper) restoreHealth(ctx context.Context, h types.ExecutorHealth) error {
 	addr, err := k.addressCodec.StringToBytes(h.Address)
 	if err != nil {
 		return fmt.Errorf("breaker record address: %w", err)
+	}
+	if h.Address, err = k.addressCodec.BytesToString(addr); err != nil {
+		return fmt.Errorf("encode breaker record address: %w", err)
 	}
 	if err := k.ExecutorHealth.Set(ctx, addr, h); err != nil {
 		return fmt.Errorf("store breaker record: %w", err)

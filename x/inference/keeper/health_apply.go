@@ -25,7 +25,6 @@ type healthStep struct {
 	k      Keeper
 	ctx    context.Context
 	height int64
-	params types.Params
 	bp     breaker.Params
 	cap    *capTracker
 	// changed is set when any executor changed state in this step.
@@ -44,9 +43,8 @@ func (k Keeper) ApplyHealth(ctx context.Context, attested []AttestedSample) erro
 	}
 	s := &healthStep{
 		k: k, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
-		params: params, bp: params.BreakerParams(),
+		bp: params.BreakerParams(), cap: newCapTracker(k, params),
 	}
-	s.cap = newCapTracker(k, params)
 	if err := s.promoteDue(); err != nil {
 		return err
 	}
@@ -54,7 +52,7 @@ func (k Keeper) ApplyHealth(ctx context.Context, attested []AttestedSample) erro
 		return err
 	}
 	for _, a := range attested {
-		if err := s.observe(a.Executor, nil, breaker.Sample{Kind: breaker.Attested, Miss: a.Miss}, 0); err != nil {
+		if err := s.applyAttested(a); err != nil {
 			return err
 		}
 	}
@@ -78,17 +76,21 @@ func (s *healthStep) promoteDue() error {
 		if err != nil {
 			return err
 		}
-		if !before.stored {
-			// An index entry without a record: drop it, nothing to promote.
+		after := before
+		var t breaker.Transition
+		after.rec, t = breaker.Promote(before.rec, s.height)
+		if !t.Changed() {
+			// Not an EXCLUDED record due now: a stale entry, dropped so it
+			// is not read again every block.
 			if err := s.k.CooldownIndex.Remove(s.ctx, key); err != nil {
 				return fmt.Errorf("drop stale cooldown entry: %w", err)
 			}
 			continue
 		}
-		after := before
-		var t breaker.Transition
-		after.rec, t = breaker.Promote(before.rec, s.height)
-		if err := s.commit(before, after, t); err != nil {
+		if err := s.k.saveHealth(s.ctx, before, after); err != nil {
+			return err
+		}
+		if err := s.report(after, t); err != nil {
 			return err
 		}
 	}
@@ -96,7 +98,8 @@ func (s *healthStep) promoteDue() error {
 }
 
 // applyTraffic applies and removes every queued traffic outcome, executor by
-// executor in address order, each in the order it was observed.
+// executor in address order, each in the order it was observed. An
+// executor's record is loaded once and stored once, after all its samples.
 func (s *healthStep) applyTraffic() error {
 	type queued struct {
 		key    collections.Pair[sdk.AccAddress, uint64]
@@ -109,54 +112,95 @@ func (s *healthStep) applyTraffic() error {
 	}); err != nil {
 		return fmt.Errorf("walk pending samples: %w", err)
 	}
-	for _, q := range all {
-		if err := s.k.PendingSamples.Remove(s.ctx, q.key); err != nil {
-			return fmt.Errorf("dequeue sample: %w", err)
+	for start := 0; start < len(all); {
+		addr := all[start].key.K1()
+		end := start + 1
+		for end < len(all) && addr.Equals(all[end].key.K1()) {
+			end++
 		}
-		sample := breaker.Sample{Kind: breaker.Traffic, Miss: q.sample.Miss}
-		if err := s.observe(q.key.K1(), &q.sample.InferenceId, sample, q.sample.PriorOks); err != nil {
+		before, err := s.k.loadHealth(s.ctx, addr)
+		if err != nil {
 			return err
 		}
+		after := before
+		if !before.stored {
+			after.rec.Windows[breaker.Traffic] = breaker.Prefilled(all[start].sample.PriorOks)
+		}
+		for _, q := range all[start:end] {
+			if err := s.k.PendingSamples.Remove(s.ctx, q.key); err != nil {
+				return fmt.Errorf("dequeue sample: %w", err)
+			}
+			sample := breaker.Sample{
+				Kind: breaker.Traffic, Miss: q.sample.Miss, StartedAt: q.sample.StartHeight,
+				Probe: after.rec.ProbeInFlight && after.probeID == q.sample.InferenceId,
+			}
+			if after, err = s.observe(after, sample); err != nil {
+				return err
+			}
+		}
+		if err := s.k.saveHealth(s.ctx, before, after); err != nil {
+			return err
+		}
+		start = end
 	}
 	return nil
 }
 
-// observe applies one sample to an executor. inferenceID, for a traffic
-// sample, says which inference it is the outcome of: only the probe's own
-// outcome is a probe result.
-func (s *healthStep) observe(addr sdk.AccAddress, inferenceID *string, sample breaker.Sample, priorOKs uint32) error {
-	before, err := s.k.loadHealth(s.ctx, addr)
+// applyAttested applies one attested verdict. An ok for an executor the
+// breaker holds nothing on changes nothing and costs one read.
+func (s *healthStep) applyAttested(a AttestedSample) error {
+	before, err := s.k.loadHealth(s.ctx, a.Executor)
 	if err != nil {
 		return err
 	}
-	if !before.stored {
-		before.rec.Windows[breaker.Traffic] = breaker.Prefilled(priorOKs)
+	if !before.stored && !a.Miss {
+		return nil
 	}
-	sample.Probe = inferenceID != nil && before.rec.ProbeInFlight && before.probeID == *inferenceID
+	after := before
+	if !before.stored {
+		// No record: no recent miss of either kind. Attested samples come
+		// every block, so the attested history is taken as a full window.
+		oks, err := s.k.countedSuccesses(s.ctx, a.Executor)
+		if err != nil {
+			return err
+		}
+		after.rec.Windows[breaker.Traffic] = breaker.Prefilled(oks)
+		after.rec.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+	}
+	if after, err = s.observe(after, breaker.Sample{Kind: breaker.Attested, Miss: a.Miss}); err != nil {
+		return err
+	}
+	return s.k.saveHealth(s.ctx, before, after)
+}
+
+// observe applies one sample to an entry in memory and reports a state
+// change; the caller stores the entry.
+func (s *healthStep) observe(e healthEntry, sample breaker.Sample) (healthEntry, error) {
 	var capErr error
 	mayExclude := func() bool {
-		ok, err := s.cap.admit(s.ctx, addr, s.height)
+		ok, err := s.cap.admit(s.ctx, e.addr, s.height)
 		capErr = err
 		return ok && err == nil
 	}
-	after := before
 	var t breaker.Transition
-	after.rec, t = breaker.Observe(before.rec, sample, s.bp, s.height, mayExclude)
+	e.rec, t = breaker.Observe(e.rec, sample, s.bp, s.height, mayExclude)
 	if capErr != nil {
-		return capErr
+		return e, capErr
 	}
-	return s.commit(before, after, t)
+	if !e.rec.ProbeInFlight {
+		e.probeID = ""
+	}
+	return e, s.report(e, t)
 }
 
-// commit stores a step's result and reports a state change.
-func (s *healthStep) commit(before, after healthEntry, t breaker.Transition) error {
-	if err := s.k.saveHealth(s.ctx, before, after); err != nil {
-		return err
-	}
+// report emits a state change and lets the cap follow it.
+func (s *healthStep) report(e healthEntry, t breaker.Transition) error {
 	if !t.Changed() {
 		return nil
 	}
-	s.cap.moved(after.addr, t.From, t.To)
+	if err := s.cap.moved(s.ctx, e.addr, t.From, t.To); err != nil {
+		return err
+	}
 	s.changed = true
-	return s.k.emitTransition(s.ctx, after, t, s.height)
+	return s.k.emitTransition(s.ctx, e, t, s.height)
 }

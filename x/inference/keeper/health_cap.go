@@ -15,16 +15,17 @@ import (
 )
 
 // capTracker enforces health_cb_max_excluded_weight_pct within one block's
-// breaker step. It loads the per-model weights on the first exclusion the
-// block attempts (most blocks attempt none) and follows the step's
-// transitions after that. Maps are only looked up, never iterated.
+// breaker step. On the first exclusion the block attempts (most attempt
+// none) it reads the weight of the executors already out, through the
+// gates (one per EXCLUDED or PROBE executor), and follows the step's
+// transitions after that; model totals come from ModelWeights. Maps are
+// only looked up, never iterated.
 type capTracker struct {
 	k        Keeper
 	pct      uint64
 	loaded   bool
-	total    map[string]uint64 // model -> epoch weight of the members serving it
+	total    map[string]uint64 // model -> epoch weight, read on demand
 	excluded map[string]uint64 // model -> weight of EXCLUDED and PROBE members
-	members  map[string]types.EpochMember
 }
 
 func newCapTracker(k Keeper, params types.Params) *capTracker {
@@ -34,33 +35,32 @@ func newCapTracker(k Keeper, params types.Params) *capTracker {
 func isOut(s breaker.State) bool { return s != breaker.Healthy }
 
 func (c *capTracker) load(ctx context.Context) error {
-	c.total, c.excluded, c.members = map[string]uint64{}, map[string]uint64{}, map[string]types.EpochMember{}
-	if err := c.k.EpochMembers.Walk(ctx, nil, func(_ uint32, m types.EpochMember) (bool, error) {
-		c.members[m.Address] = m
-		for _, model := range m.Models {
-			c.total[model] = saturatingAdd(c.total[model], m.Weight)
-		}
+	c.total, c.excluded = map[string]uint64{}, map[string]uint64{}
+	var out []string
+	if err := c.k.HealthGate.Walk(ctx, nil, func(address string, _ uint64) (bool, error) {
+		out = append(out, address)
 		return false, nil
 	}); err != nil {
-		return fmt.Errorf("walk epoch group: %w", err)
+		return fmt.Errorf("walk health gates: %w", err)
 	}
-	if err := c.k.ExecutorHealth.Walk(ctx, nil, func(_ sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
-		if isOut(breaker.State(h.State)) {
-			c.add(h.Address, true)
+	for _, address := range out {
+		addr, err := c.k.addressCodec.StringToBytes(address)
+		if err != nil {
+			return fmt.Errorf("gate address %q: %w", address, err)
 		}
-		return false, nil
-	}); err != nil {
-		return fmt.Errorf("walk breaker records: %w", err)
+		if err := c.add(ctx, addr, true); err != nil {
+			return err
+		}
 	}
 	c.loaded = true
 	return nil
 }
 
 // add moves a member's weight into (or out of) the excluded tallies.
-func (c *capTracker) add(address string, in bool) {
-	m, ok := c.members[address]
-	if !ok {
-		return
+func (c *capTracker) add(ctx context.Context, addr sdk.AccAddress, in bool) error {
+	m, ok, err := c.k.memberOf(ctx, addr)
+	if err != nil || !ok {
+		return err
 	}
 	for _, model := range m.Models {
 		if in {
@@ -69,16 +69,27 @@ func (c *capTracker) add(address string, in bool) {
 			c.excluded[model] -= min(c.excluded[model], m.Weight)
 		}
 	}
+	return nil
 }
 
 // moved follows a transition made in this step.
-func (c *capTracker) moved(addr sdk.AccAddress, from, to breaker.State) {
+func (c *capTracker) moved(ctx context.Context, addr sdk.AccAddress, from, to breaker.State) error {
 	if !c.loaded || isOut(from) == isOut(to) {
-		return
+		return nil
 	}
-	if address, err := c.k.addressCodec.BytesToString(addr); err == nil {
-		c.add(address, isOut(to))
+	return c.add(ctx, addr, isOut(to))
+}
+
+func (c *capTracker) modelWeight(ctx context.Context, model string) (uint64, error) {
+	if w, ok := c.total[model]; ok {
+		return w, nil
 	}
+	w, err := c.k.ModelWeights.Get(ctx, model)
+	if err != nil && !errors.Is(err, collections.ErrNotFound) {
+		return 0, fmt.Errorf("load model weight: %w", err)
+	}
+	c.total[model] = w
+	return w, nil
 }
 
 // admit says whether excluding addr keeps every model it serves within the
@@ -90,21 +101,21 @@ func (c *capTracker) admit(ctx context.Context, addr sdk.AccAddress, height int6
 			return false, err
 		}
 	}
-	address, err := c.k.addressCodec.BytesToString(addr)
-	if err != nil {
-		return false, fmt.Errorf("encode executor: %w", err)
-	}
-	m, ok := c.members[address]
-	if !ok {
-		return true, nil
+	m, ok, err := c.k.memberOf(ctx, addr)
+	if err != nil || !ok {
+		return err == nil, err
 	}
 	for _, model := range m.Models {
-		if breaker.WithinCap(c.excluded[model], m.Weight, c.total[model], uint32(c.pct)) {
+		total, err := c.modelWeight(ctx, model)
+		if err != nil {
+			return false, err
+		}
+		if breaker.WithinCap(c.excluded[model], m.Weight, total, uint32(c.pct)) {
 			continue
 		}
-		err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventExclusionCapped{
-			Executor: address, Model: model, ExcludedWeight: c.excluded[model], ExecutorWeight: m.Weight,
-			ModelWeight: c.total[model], CapPct: c.pct, Height: height,
+		err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventExclusionCapped{
+			Executor: m.Address, Model: model, ExcludedWeight: c.excluded[model], ExecutorWeight: m.Weight,
+			ModelWeight: total, CapPct: c.pct, Height: height,
 		})
 		if err != nil {
 			return false, fmt.Errorf("emit cap event: %w", err)

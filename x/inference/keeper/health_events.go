@@ -63,3 +63,8 @@ func (k Keeper) reportHealthGauges(ctx context.Context) error {
 	telemetry.SetGauge(probing, types.ModuleName, "breaker", "probing")
 	return nil
 }
+
+func resetHealthGauges() {
+	telemetry.SetGauge(0, types.ModuleName, "breaker", "excluded")
+	telemetry.SetGauge(0, types.ModuleName, "breaker", "probing")
+}

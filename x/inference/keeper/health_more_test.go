@@ -36,11 +36,76 @@ func TestExclusionCapFreedByARestoredExecutor(t *testing.T) {
 	f.feed(1, "mmm")
 	f.feed(2, "mmm")
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
-	f.feed(3, "mm")
+	f.feed(3, "mmm")
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(3).State, "a PROBE executor still counts against the cap")
+	require.Equal(t, uint32(1), f.health(3).CapRefusals)
 	f.feed(1, "o") // probe of 1 succeeds: capacity for one more
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
 	f.feed(3, "m")
 	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(3).State)
+}
+
+// Exclusions decided in the same block count against the cap one after the
+// other, in address order.
+func TestExclusionCapAppliesWithinOneBlock(t *testing.T) {
+	f := newBreakerFixture(t) // 4 x weight 10, cap 50%
+	for range 3 {
+		for i := byte(1); i <= 3; i++ {
+			f.attest(i, true)
+		}
+		f.next()
+	}
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(2).State)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(3).State)
+	require.Len(t, typedEvents[*types.EventExclusionCapped](t, f.ctx), 1)
+}
+
+// A miss of a request sent before the exclusion, landing after the probe
+// restored the executor, is not held against it.
+func TestMissesOfRequestsSentBeforeExclusionDoNotReExcludeARestoredExecutor(t *testing.T) {
+	p := breakerParams()
+	p.ExpirationBlocks = 12
+	f := newBreakerFixture(t, withParams(p))
+	for range 3 {
+		f.mustStart(f.newID(), 1, "m")
+	}
+	for range 3 {
+		f.attest(1, true)
+		f.next()
+	}
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
+	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
+	f.feed(1, "o")
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
+	f.runUntil(int(p.ExpirationBlocks), func() bool { return f.participant(1).CurrentEpochStats.MissedRequests == 3 })
+	f.next()
+	h := f.health(1)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
+	require.Zero(t, h.TrafficSamples, "stale misses are not samples")
+}
+
+// An executor's samples of one block are applied to its record as a batch:
+// a success that pushes its last miss out of the history does not drop the
+// record halfway, which would start a miss later in the batch from nothing.
+func TestSamplesOfOneBlockKeepTheExecutorsHistory(t *testing.T) {
+	f := newBreakerFixture(t)
+	f.feed(1, "m")
+	for range 63 {
+		id := f.newID()
+		f.mustStart(id, 1, "m")
+		require.NoError(t, f.finish(1, id))
+	}
+	f.next()
+	f.mustStart("expires-next-block", 1, "m")
+	f.next()
+	f.mustStart("ok", 1, "m")
+	require.NoError(t, f.finish(1, "ok"))
+	f.next() // the block's end expires the other
+	f.next()
+	h := f.health(1)
+	require.Equal(t, uint32(16), h.TrafficSamples)
+	require.Equal(t, uint32(1), h.TrafficMisses)
 }
 
 func TestShadowModeRunsBreakerButSelectionIgnoresIt(t *testing.T) {

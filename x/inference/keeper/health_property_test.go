@@ -73,11 +73,13 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 		requireBreakerEmpty(t, f)
 	}
 	excluded := map[string]bool{}
+	out := map[string]bool{}
 	indexed := 0
 	err := f.k.ExecutorHealth.Walk(f.ctx, nil, func(a sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
 		if h.State == types.HEALTH_STATE_HEALTHY {
 			return false, nil
 		}
+		out[h.Address] = true
 		require.GreaterOrEqual(t, h.CooldownBlocks, p.HealthCbInitialCooldownBlocks, "height %d", f.height)
 		require.LessOrEqual(t, h.CooldownBlocks, p.HealthCbMaxCooldownBlocks, "height %d", f.height)
 		if h.State == types.HEALTH_STATE_EXCLUDED {
@@ -100,6 +102,21 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 		return false, nil
 	}))
 	require.Equal(t, indexed, entries, "cooldown index entries without an EXCLUDED record")
+
+	gated := map[string]bool{}
+	require.NoError(t, f.k.HealthGate.Walk(f.ctx, nil, func(a string, _ uint64) (bool, error) {
+		gated[a] = true
+		return false, nil
+	}))
+	require.Equal(t, out, gated, "gates must be exactly the EXCLUDED and PROBE executors")
+	var outWeight, total uint64
+	for _, m := range f.group().Members {
+		total += m.Weight
+		if out[m.Address] {
+			outWeight += m.Weight
+		}
+	}
+	require.LessOrEqual(t, outWeight*100, p.HealthCbMaxExcludedWeightPct*total, "exclusion cap exceeded at %d", f.height)
 
 	sel, err := f.k.Candidates(f.ctx, "m", f.height+1)
 	if errors.Is(err, types.ErrNoExecutor) {

@@ -73,6 +73,15 @@ func TestGenesisRoundTripKeepsBreakerState(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, exported, again)
 
+	for _, x := range []*fixture{f, g} {
+		gates := map[string]uint64{}
+		require.NoError(t, x.k.HealthGate.Walk(x.ctx, nil, func(a string, v uint64) (bool, error) {
+			gates[a] = v
+			return false, nil
+		}))
+		require.Len(t, gates, 2, "EXCLUDED 2 and PROBE 1 have gates")
+		require.Zero(t, x.offered(400)[bech(2)], "an imported EXCLUDED executor is not offered")
+	}
 	eligible := f.health(2).EligibleHeight
 	for _, x := range []*fixture{f, g} {
 		x.begin(x.height + 1)

@@ -131,7 +131,7 @@ func (k Keeper) queueTrafficSample(ctx context.Context, inf types.Inference, mis
 	if err != nil {
 		return fmt.Errorf("look up breaker record: %w", err)
 	}
-	sample := types.PendingSample{InferenceId: inf.InferenceId, Miss: miss}
+	sample := types.PendingSample{InferenceId: inf.InferenceId, Miss: miss, StartHeight: inf.StartHeight}
 	if !stored {
 		pending, err := k.hasPendingSamples(ctx, addr)
 		if err != nil {
@@ -143,11 +143,9 @@ func (k Keeper) queueTrafficSample(ctx context.Context, inf types.Inference, mis
 			}
 			// The first miss starts a record; its window begins with the
 			// successes this epoch already counted, up to a full window.
-			p, err := k.Participants.Get(ctx, addr)
-			if err != nil {
-				return fmt.Errorf("load executor %s: %w", addr, err)
+			if sample.PriorOks, err = k.countedSuccesses(ctx, addr); err != nil {
+				return err
 			}
-			sample.PriorOks = uint32(min(p.CurrentEpochStats.InferenceCount, breaker.MaxWindow))
 		}
 	}
 	seq, err := k.SampleSequence.Next(ctx)
@@ -158,6 +156,16 @@ func (k Keeper) queueTrafficSample(ctx context.Context, inf types.Inference, mis
 		return fmt.Errorf("queue sample: %w", err)
 	}
 	return nil
+}
+
+// countedSuccesses is how many successes the executor's epoch stats hold, up
+// to a full window: the history of an executor the breaker holds nothing on.
+func (k Keeper) countedSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {
+	p, err := k.Participants.Get(ctx, addr)
+	if err != nil {
+		return 0, fmt.Errorf("load executor %s: %w", addr, err)
+	}
+	return uint32(min(p.CurrentEpochStats.InferenceCount, breaker.MaxWindow)), nil
 }
 
 func (k Keeper) hasPendingSamples(ctx context.Context, addr sdk.AccAddress) (bool, error) {
@@ -209,5 +217,6 @@ func (k Keeper) clearHealth(ctx context.Context) error {
 	if err := k.HealthGate.Clear(ctx, nil); err != nil {
 		return fmt.Errorf("clear health gates: %w", err)
 	}
+	resetHealthGauges()
 	return nil
 }

@@ -56,6 +56,9 @@ type Keeper struct {
 	// each EXCLUDED or PROBE executor in one integer (see gate.go), so the
 	// health stage reads a few small entries instead of whole records.
 	HealthGate collections.Map[string, uint64]
+	// ModelWeights is each model's total epoch weight (the members serving
+	// it), written with the epoch group; the exclusion cap reads it.
+	ModelWeights collections.Map[string, uint64]
 }
 
 type seams struct {
@@ -88,6 +91,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		PendingSamples:   collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
 		SampleSequence:   collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
 		HealthGate:       collections.NewMap(sb, types.HealthGatePrefix, "health_gate", collections.StringKey, collections.Uint64Value),
+		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
 	}
 	schema, err := sb.Build()
 	if err != nil {

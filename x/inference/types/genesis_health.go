@@ -8,10 +8,23 @@ import (
 	"github.com/inferenced/inferenced/x/inference/breaker"
 )
 
+// MaxHealthHeight bounds the heights in a breaker record, so that an
+// eligible height (plus a cooldown of at most MaxEpochLength) and its gate
+// encoding never overflow.
+const MaxHealthHeight int64 = 1 << 60
+
 // validateHealth checks the circuit-breaker part of a genesis: one record
-// per participant at most, values the breaker can hold, and pending samples
-// with unique keys below the sequence.
+// per participant at most, values the breaker can hold, a probe that is a
+// STARTED inference of its executor, and pending samples with unique keys
+// below the sequence.
 func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]struct{}) error {
+	started := make(map[string]string, len(gs.Inferences))
+	for _, inf := range gs.Inferences {
+		if inf.Status == INFERENCE_STATUS_STARTED {
+			bz, _ := ac.StringToBytes(inf.Executor) // checked by Validate
+			started[inf.InferenceId] = string(bz)
+		}
+	}
 	seen := make(map[string]struct{}, len(gs.ExecutorHealth))
 	for _, h := range gs.ExecutorHealth {
 		bz, err := ac.StringToBytes(h.Address)
@@ -27,6 +40,9 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		seen[string(bz)] = struct{}{}
 		if err := ValidateExecutorHealth(h); err != nil {
 			return fmt.Errorf("executor_health %s: %w", h.Address, err)
+		}
+		if h.ProbeInferenceId != "" && started[h.ProbeInferenceId] != string(bz) {
+			return fmt.Errorf("executor_health %s: probe %q is not a STARTED inference of this executor", h.Address, h.ProbeInferenceId)
 		}
 	}
 	keys := make(map[string]struct{}, len(gs.PendingSamples))
@@ -74,8 +90,9 @@ func ValidateExecutorHealth(h ExecutorHealth) error {
 	if h.State != HEALTH_STATE_HEALTHY && (h.CooldownBlocks < 1 || h.Exclusions < 1) {
 		return fmt.Errorf("%s needs a cooldown and an exclusion on record", h.State)
 	}
-	if h.ExcludedAt < 0 || h.SinceHeight < 0 || h.CooldownBlocks > MaxEpochLength {
-		return fmt.Errorf("heights must be >= 0 and the cooldown at most %d", MaxEpochLength)
+	if h.ExcludedAt < 0 || h.SinceHeight < 0 || h.ExcludedAt > MaxHealthHeight || h.SinceHeight > MaxHealthHeight ||
+		h.CooldownBlocks > MaxEpochLength {
+		return fmt.Errorf("heights must be in [0, %d] and the cooldown at most %d", MaxHealthHeight, MaxEpochLength)
 	}
 	if h.ProbeInferenceId != "" {
 		if h.State != HEALTH_STATE_PROBE {

@@ -12,6 +12,7 @@ import (
 // pending sample to validGenesis.
 func healthGenesis() types.GenesisState {
 	gs := validGenesis()
+	gs.Inferences[0].Executor = bech(2) // the PROBE record's probe
 	gs.ExecutorHealth = []types.ExecutorHealth{
 		{Address: bech(1), State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 12, SinceHeight: 12, CooldownBlocks: 50, Exclusions: 1,
 			Reason: types.HEALTH_REASON_CONSECUTIVE_MISSES},
@@ -46,6 +47,11 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		{"excluded without cooldown", func(gs *types.GenesisState) { gs.ExecutorHealth[0].CooldownBlocks = 0 }, "cooldown"},
 		{"excluded without exclusion count", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Exclusions = 0 }, "exclusion"},
 		{"negative height", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ExcludedAt = -1 }, "heights"},
+		{"height beyond the bound", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ExcludedAt = types.MaxHealthHeight + 1 }, "heights"},
+		{"probe that is not a started inference", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeInferenceId = "i-2" }, "not a STARTED inference"},
+		{"probe of another executor", func(gs *types.GenesisState) {
+			gs.Inferences[0].Executor = bech(1)
+		}, "not a STARTED inference of this executor"},
 		{"huge cooldown", func(gs *types.GenesisState) { gs.ExecutorHealth[0].CooldownBlocks = 1 << 62 }, "cooldown"},
 		{"probe id outside PROBE", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ProbeInferenceId = "i-1" }, "probe_inference_id"},
 		{"probe id malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeInferenceId = "a b" }, "probe_inference_id"},

@@ -24,4 +24,5 @@ var (
 	PendingSamplesPrefix   = collections.NewPrefix(10)
 	SampleSequenceKey      = collections.NewPrefix(11)
 	HealthGatePrefix       = collections.NewPrefix(12)
+	ModelWeightsPrefix     = collections.NewPrefix(13)
 )
