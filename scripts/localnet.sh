@@ -19,6 +19,7 @@
 #   EPOCH_LENGTH       blocks per epoch                   (200)
 #   POC_PHASE_BLOCKS   PoC phase at the start of an epoch (0)
 #   EXPIRATION_BLOCKS  blocks before an inference expires (4)
+#   DOWNTIME_H_THRESHOLD SPRT threshold; higher = slower SPRT   (4)
 #   CB_INITIAL_COOLDOWN  circuit-breaker first cooldown, blocks (10)
 #   CB_MAX_COOLDOWN      circuit-breaker longest cooldown, blocks (80; < EPOCH_LENGTH)
 #   MODEL              model every executor serves        (llama-7b)
@@ -40,6 +41,7 @@ BLOCK_TIME=${BLOCK_TIME:-700ms}
 EPOCH_LENGTH=${EPOCH_LENGTH:-200}
 POC_PHASE_BLOCKS=${POC_PHASE_BLOCKS:-0}
 EXPIRATION_BLOCKS=${EXPIRATION_BLOCKS:-4}
+DOWNTIME_H_THRESHOLD=${DOWNTIME_H_THRESHOLD:-4}
 CB_INITIAL_COOLDOWN=${CB_INITIAL_COOLDOWN:-10}
 CB_MAX_COOLDOWN=${CB_MAX_COOLDOWN:-80}
 MODEL=${MODEL:-llama-7b}
@@ -104,12 +106,13 @@ init_network() {
   done
 
   jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" \
-    --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" '
+    --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" --arg dh "$DOWNTIME_H_THRESHOLD" '
     .app_state.inference.params.epoch_length = $el
     | .app_state.inference.params.poc_phase_blocks = $poc
     | .app_state.inference.params.expiration_blocks = $exp
     | .app_state.inference.params.health_cb_initial_cooldown_blocks = $cbi
     | .app_state.inference.params.health_cb_max_cooldown_blocks = $cbm
+    | .app_state.inference.params.downtime_h_threshold = $dh
     | .app_state.gov.params.voting_period = "20s"
     | .app_state.gov.params.expedited_voting_period = "10s"
     | .app_state.gov.params.min_deposit[0].amount = "1000"
