@@ -3,6 +3,7 @@ package keeper_test
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/lottery"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -133,6 +135,55 @@ func BenchmarkBreakerBlock(b *testing.B) {
 				writes += counter.writes
 			}
 			b.ReportMetric(float64(writes)/float64(b.N), "writes/block")
+		})
+	}
+}
+
+// BenchmarkProbePickup measures how many draws it takes for a PROBE executor
+// to be picked at 1,000 members of weight 100: offered at the healthy
+// members' average weight (the rule here) and at weight 1 (the seed's
+// rule). It replays the lottery over the pool that selection builds, with
+// consecutive seeds, and reports the mean draws until the probe is drawn.
+func BenchmarkProbePickup(b *testing.B) {
+	k, ctx, _ := benchNetwork(b, 1000, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
+		s, err := ac.BytesToString(addrs[500])
+		require.NoError(b, err)
+		require.NoError(b, k.RestoreHealth(ctx, types.ExecutorHealth{
+			Address: s, State: types.HEALTH_STATE_PROBE, ExcludedAt: 1, CooldownBlocks: 50, Exclusions: 1,
+		}))
+	})
+	sel, err := k.Candidates(ctx, "m", 2)
+	require.NoError(b, err)
+	weights := make([]uint64, len(sel.Pool))
+	probe := -1
+	for i, c := range sel.Pool {
+		weights[i] = c.Weight
+		if c.Probe {
+			probe = i
+		}
+	}
+	require.GreaterOrEqual(b, probe, 0, "the probe is offered")
+	for _, rule := range []struct {
+		name   string
+		weight uint64
+	}{{"average-weight", weights[probe]}, {"weight-1", 1}} {
+		b.Run(rule.name, func(b *testing.B) {
+			w := slices.Clone(weights)
+			w[probe] = rule.weight
+			seed, draws, picks := uint64(0), 0, 0
+			for b.Loop() {
+				for {
+					seed++
+					draws++
+					i, err := lottery.Draw(w, seed)
+					require.NoError(b, err)
+					if i == probe {
+						picks++
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(draws)/float64(picks), "draws-to-probe")
 		})
 	}
 }
