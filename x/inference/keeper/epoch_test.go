@@ -73,9 +73,34 @@ func TestEpochBoundaryOpensNextEpochExactlyAtStartPlusLength(t *testing.T) {
 	f.advanceTo(1 + 2*testEpochLength)
 	require.Equal(t, []types.Epoch{
 		{Index: 1, StartHeight: 1},
-		{Index: 2, StartHeight: 1 + testEpochLength},
-		{Index: 3, StartHeight: 1 + 2*testEpochLength},
+		{Index: 2, StartHeight: 1 + testEpochLength, PreviousMembers: 1},
+		{Index: 3, StartHeight: 1 + 2*testEpochLength, PreviousMembers: 1},
 	}, f.hooks.epochs)
+}
+
+// The extensions of a block are made from the state before it: those of
+// the block that opens an epoch attest about the previous epoch's group,
+// whether asked before that block or after it.
+func TestVoteGroupIsTheSameBeforeAndAfterTheBoundaryBlock(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 1, false, "m"), gp(2, 1, false, "m")))
+	f.begin(1)
+	f.end()
+	require.NoError(t, f.register(3, 1, false, "m")) // joins the group of epoch 2
+	boundary := int64(1 + testEpochLength)
+	f.advanceTo(boundary - 1)
+	before, beforeN, err := f.k.VoteGroup(f.ctx, boundary)
+	require.NoError(t, err)
+	f.block(boundary)
+	after, afterN, err := f.k.VoteGroup(f.ctx, boundary)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), before)
+	require.Equal(t, before, after)
+	require.Equal(t, 2, beforeN)
+	require.Equal(t, beforeN, afterN)
+	next, nextN, err := f.k.VoteGroup(f.ctx, boundary+1)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), next)
+	require.Equal(t, 3, nextN)
 }
 
 func TestEpochBoundaryResetsStatsAndReactivatesInactiveButNotInvalid(t *testing.T) {

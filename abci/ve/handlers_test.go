@@ -1,0 +1,150 @@
+package ve
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+
+	"cosmossdk.io/log"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/verdict"
+)
+
+type fixedGroup struct {
+	epoch uint64
+	n     int
+	err   error
+}
+
+func (g fixedGroup) VoteGroup(context.Context, int64) (uint64, int, error) {
+	return g.epoch, g.n, g.err
+}
+
+type fakeMonitor struct {
+	vs    []verdict.Verdict
+	err   error
+	panic bool
+}
+
+func (m fakeMonitor) Snapshot(epoch uint64, n int) ([]verdict.Verdict, error) {
+	if m.panic {
+		panic("monitor bug")
+	}
+	return m.vs, m.err
+}
+
+func extend(t *testing.T, h Handler) []byte {
+	t.Helper()
+	resp, err := h.ExtendVote()(sdk.Context{}, &abci.RequestExtendVote{Height: 10})
+	if err != nil {
+		t.Fatalf("ExtendVote returned an error: %v", err)
+	}
+	return resp.VoteExtension
+}
+
+func verify(h Handler, bz []byte) abci.ResponseVerifyVoteExtension_VerifyStatus {
+	resp, err := h.VerifyVoteExtension()(sdk.Context{}, &abci.RequestVerifyVoteExtension{Height: 10, VoteExtension: bz})
+	if err != nil {
+		return -1
+	}
+	return resp.Status
+}
+
+func TestExtendVoteCarriesTheSnapshotAndVerifies(t *testing.T) {
+	g := fixedGroup{epoch: 3, n: 3}
+	h := NewHandler(g, fakeMonitor{vs: []verdict.Verdict{verdict.OK, verdict.Miss, verdict.Unknown}}, log.NewNopLogger())
+	bz := extend(t, h)
+	ext, err := Decode(bz, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := verdict.Unpack(ext.Verdicts, 3)
+	if err != nil || ext.EpochIndex != 3 || vs[0] != verdict.OK || vs[1] != verdict.Miss || vs[2] != verdict.Unknown {
+		t.Fatalf("extension %+v %v %v", ext, vs, err)
+	}
+	if verify(h, bz) != abci.ResponseVerifyVoteExtension_ACCEPT {
+		t.Fatal("own extension rejected")
+	}
+}
+
+func TestExtendVoteAbstainsOnAnyProblem(t *testing.T) {
+	g := fixedGroup{epoch: 3, n: 2}
+	for name, h := range map[string]Handler{
+		"no monitor":               NewHandler(g, nil, log.NewNopLogger()),
+		"monitor on another group": NewHandler(g, fakeMonitor{err: errors.New("epoch 2")}, log.NewNopLogger()),
+		"monitor panics":           NewHandler(g, fakeMonitor{panic: true}, log.NewNopLogger()),
+		"group unreadable":         NewHandler(fixedGroup{err: errors.New("no epoch")}, fakeMonitor{}, log.NewNopLogger()),
+		"snapshot of wrong size":   NewHandler(g, fakeMonitor{vs: []verdict.Verdict{verdict.OK}}, log.NewNopLogger()),
+		"unencodable verdict":      NewHandler(g, fakeMonitor{vs: []verdict.Verdict{verdict.OK, 3}}, log.NewNopLogger()),
+	} {
+		if bz := extend(t, h); len(bz) != 0 {
+			t.Errorf("%s: extension %x, want an empty one", name, bz)
+		}
+	}
+}
+
+// One named case per attack on VerifyVoteExtension.
+func TestVerifyVoteExtensionRejectsAttacks(t *testing.T) {
+	h := NewHandler(fixedGroup{epoch: 3, n: 5}, nil, log.NewNopLogger())
+	good, _ := Encode(ext(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
+	wrongEpoch, _ := Encode(ext(t, 2, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
+	nextEpoch, _ := Encode(ext(t, 4, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
+	short, _ := Encode(ext(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown))
+	long, _ := Encode(ext(t, 3, make([]verdict.Verdict, 12)...))
+	cases := []struct {
+		name string
+		bz   []byte
+		want abci.ResponseVerifyVoteExtension_VerifyStatus
+	}{
+		{"valid", good, abci.ResponseVerifyVoteExtension_ACCEPT},
+		{"empty abstains", nil, abci.ResponseVerifyVoteExtension_ACCEPT},
+		{"forged for a past epoch", wrongEpoch, abci.ResponseVerifyVoteExtension_REJECT},
+		{"for another epoch than the block attests about", nextEpoch, abci.ResponseVerifyVoteExtension_REJECT},
+		{"too few verdicts", short, abci.ResponseVerifyVoteExtension_REJECT},
+		{"too many verdicts", long, abci.ResponseVerifyVoteExtension_REJECT},
+		{"oversized", make([]byte, 1<<20), abci.ResponseVerifyVoteExtension_REJECT},
+		{"tampered: invalid verdict value", append(good[:len(good)-1:len(good)-1], good[len(good)-1]|0x03), abci.ResponseVerifyVoteExtension_REJECT},
+		{"unknown field", append(append([]byte{}, good...), 0x18, 0x01), abci.ResponseVerifyVoteExtension_REJECT},
+		{"garbage", []byte{0xde, 0xad, 0xbe, 0xef}, abci.ResponseVerifyVoteExtension_REJECT},
+	}
+	for _, c := range cases {
+		if got := verify(h, c.bz); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	broken := NewHandler(fixedGroup{err: errors.New("store")}, nil, log.NewNopLogger())
+	if got := verify(broken, good); got != abci.ResponseVerifyVoteExtension_REJECT {
+		t.Errorf("unreadable group: %s", got)
+	}
+}
+
+// FuzzVerifyVoteExtension: never panics or errors; whatever it accepts
+// decodes to a valid extension for the group.
+func FuzzVerifyVoteExtension(f *testing.F) {
+	good, _ := Encode(ext(f, 3, verdict.OK, verdict.Miss))
+	f.Add(good, 2)
+	f.Add([]byte{}, 0)
+	f.Fuzz(func(t *testing.T, bz []byte, n int) {
+		if n < 0 || n > 1<<14 {
+			return
+		}
+		h := NewHandler(fixedGroup{epoch: 3, n: n}, nil, log.NewNopLogger())
+		status := verify(h, bz)
+		switch status {
+		case abci.ResponseVerifyVoteExtension_ACCEPT:
+			if len(bz) == 0 {
+				return
+			}
+			e, err := Decode(bz, n)
+			if err != nil || Validate(e, 3, n) != nil {
+				t.Fatalf("accepted %x: %v", bz, err)
+			}
+		case abci.ResponseVerifyVoteExtension_REJECT:
+		default:
+			t.Fatalf("status %v", status)
+		}
+	})
+}
