@@ -56,7 +56,7 @@ test-localnet: build
 # keeps in GOCACHE grows with every run, and replaying it can take longer
 # than a 5 s budget. For a long run that keeps its corpus:
 #   make fuzz FUZZTIME=10m FUZZCACHE=$$(go env GOCACHE)/fuzz
-FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension
+FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension ./abci/proposals:FuzzDecodeBundle
 FUZZCACHE ?=
 
 fuzz:

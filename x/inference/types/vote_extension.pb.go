@@ -78,8 +78,78 @@ func (m *HealthVoteExtension) GetVerdicts() []byte {
 	return nil
 }
 
+// HealthBundle is what the proposer injects as the first transaction of a
+// block when vote extensions are enabled (behind a prefix that no
+// transaction decoder accepts): the extended commit it aggregated, pruned
+// of invalid extensions, and the attested samples it computed from it,
+// which every validator recomputes.
+type HealthBundle struct {
+	// extended_commit_info is the CometBFT ExtendedCommitInfo, protobuf-encoded.
+	ExtendedCommitInfo []byte `protobuf:"bytes,1,opt,name=extended_commit_info,json=extendedCommitInfo,proto3" json:"extended_commit_info,omitempty"`
+	// epoch_index and the samples are for the epoch the extensions attest about.
+	EpochIndex uint64 `protobuf:"varint,2,opt,name=epoch_index,json=epochIndex,proto3" json:"epoch_index,omitempty"`
+	// samples: one 2-bit value per member of that epoch's group, as in
+	// HealthVoteExtension.verdicts (0 no sample, 1 ok, 2 miss).
+	Samples []byte `protobuf:"bytes,3,opt,name=samples,proto3" json:"samples,omitempty"`
+}
+
+func (m *HealthBundle) Reset()         { *m = HealthBundle{} }
+func (m *HealthBundle) String() string { return proto.CompactTextString(m) }
+func (*HealthBundle) ProtoMessage()    {}
+func (*HealthBundle) Descriptor() ([]byte, []int) {
+	return fileDescriptor_fcddb1d338b3a083, []int{1}
+}
+func (m *HealthBundle) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *HealthBundle) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_HealthBundle.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *HealthBundle) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_HealthBundle.Merge(m, src)
+}
+func (m *HealthBundle) XXX_Size() int {
+	return m.Size()
+}
+func (m *HealthBundle) XXX_DiscardUnknown() {
+	xxx_messageInfo_HealthBundle.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_HealthBundle proto.InternalMessageInfo
+
+func (m *HealthBundle) GetExtendedCommitInfo() []byte {
+	if m != nil {
+		return m.ExtendedCommitInfo
+	}
+	return nil
+}
+
+func (m *HealthBundle) GetEpochIndex() uint64 {
+	if m != nil {
+		return m.EpochIndex
+	}
+	return 0
+}
+
+func (m *HealthBundle) GetSamples() []byte {
+	if m != nil {
+		return m.Samples
+	}
+	return nil
+}
+
 func init() {
 	proto.RegisterType((*HealthVoteExtension)(nil), "inferenced.inference.v1.HealthVoteExtension")
+	proto.RegisterType((*HealthBundle)(nil), "inferenced.inference.v1.HealthBundle")
 }
 
 func init() {
@@ -87,20 +157,24 @@ func init() {
 }
 
 var fileDescriptor_fcddb1d338b3a083 = []byte{
-	// 197 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xe2, 0xd2, 0xc9, 0xcc, 0x4b, 0x4b,
-	0x2d, 0x4a, 0xcd, 0x4b, 0x4e, 0x4d, 0xd1, 0x87, 0x33, 0xf5, 0xcb, 0x0c, 0xf5, 0xcb, 0xf2, 0x4b,
-	0x52, 0xe3, 0x53, 0x2b, 0x4a, 0x52, 0xf3, 0x8a, 0x33, 0xf3, 0xf3, 0xf4, 0x0a, 0x8a, 0xf2, 0x4b,
-	0xf2, 0x85, 0xc4, 0x11, 0xaa, 0xf5, 0xe0, 0x4c, 0xbd, 0x32, 0x43, 0xa5, 0x20, 0x2e, 0x61, 0x8f,
-	0xd4, 0xc4, 0x9c, 0x92, 0x8c, 0xb0, 0xfc, 0x92, 0x54, 0x57, 0x98, 0x2e, 0x21, 0x79, 0x2e, 0xee,
-	0xd4, 0x82, 0xfc, 0xe4, 0x8c, 0xf8, 0xcc, 0xbc, 0x94, 0xd4, 0x0a, 0x09, 0x46, 0x05, 0x46, 0x0d,
-	0x96, 0x20, 0x2e, 0xb0, 0x90, 0x27, 0x48, 0x44, 0x48, 0x8a, 0x8b, 0xa3, 0x2c, 0xb5, 0x28, 0x25,
-	0x33, 0xb9, 0xa4, 0x58, 0x82, 0x49, 0x81, 0x51, 0x83, 0x27, 0x08, 0xce, 0x77, 0xf2, 0x39, 0xf1,
-	0x48, 0x8e, 0xf1, 0xc2, 0x23, 0x39, 0xc6, 0x07, 0x8f, 0xe4, 0x18, 0x27, 0x3c, 0x96, 0x63, 0xb8,
-	0xf0, 0x58, 0x8e, 0xe1, 0xc6, 0x63, 0x39, 0x86, 0x28, 0xa3, 0xf4, 0xcc, 0x92, 0x8c, 0xd2, 0x24,
-	0xbd, 0xe4, 0xfc, 0x5c, 0x7d, 0x6c, 0xee, 0x4f, 0xd1, 0xaf, 0x40, 0xf2, 0x4c, 0x49, 0x65, 0x41,
-	0x6a, 0x71, 0x12, 0x1b, 0xd8, 0x07, 0xc6, 0x80, 0x00, 0x00, 0x00, 0xff, 0xff, 0xd9, 0x0e, 0xae,
-	0x18, 0xf1, 0x00, 0x00, 0x00,
+	// 265 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0x6c, 0x50, 0x3d, 0x4e, 0xc3, 0x30,
+	0x18, 0xad, 0x0b, 0x02, 0x64, 0x32, 0x19, 0x24, 0x22, 0x06, 0x53, 0x75, 0xea, 0x80, 0x62, 0x0a,
+	0x37, 0x28, 0x42, 0xa2, 0x12, 0x53, 0x06, 0x06, 0x96, 0xa8, 0xb5, 0xbf, 0x10, 0x4b, 0x89, 0xbf,
+	0x28, 0x76, 0xa3, 0x20, 0x2e, 0xc1, 0xb1, 0x18, 0x3b, 0x32, 0xa2, 0xe4, 0x22, 0x08, 0xa3, 0x04,
+	0x04, 0x6c, 0xef, 0xc7, 0x7e, 0xef, 0xd3, 0xa3, 0xe7, 0xda, 0xa4, 0x50, 0x81, 0x91, 0xa0, 0xc4,
+	0x00, 0x45, 0x3d, 0x17, 0x35, 0x3a, 0x48, 0xa0, 0x71, 0x60, 0xac, 0x46, 0x13, 0x95, 0x15, 0x3a,
+	0x64, 0x27, 0xdf, 0xaf, 0xa3, 0x01, 0x46, 0xf5, 0x7c, 0x1a, 0xd3, 0xa3, 0x5b, 0x58, 0xe5, 0x2e,
+	0xbb, 0x47, 0x07, 0x37, 0xfd, 0x2f, 0x76, 0x46, 0x0f, 0xa1, 0x44, 0x99, 0x25, 0xda, 0x28, 0x68,
+	0x42, 0x32, 0x21, 0xb3, 0xdd, 0x98, 0x7a, 0x69, 0xf9, 0xa9, 0xb0, 0x53, 0x7a, 0x50, 0x43, 0xa5,
+	0xb4, 0x74, 0x36, 0x1c, 0x4f, 0xc8, 0x2c, 0x88, 0x07, 0x3e, 0x7d, 0xa6, 0xc1, 0x57, 0xe6, 0x62,
+	0x63, 0x54, 0x0e, 0xec, 0x82, 0x1e, 0xfb, 0x7b, 0x14, 0xa8, 0x44, 0x62, 0x51, 0x68, 0x97, 0x68,
+	0x93, 0xa2, 0x4f, 0x0d, 0x62, 0xd6, 0x7b, 0xd7, 0xde, 0x5a, 0x9a, 0x14, 0x7f, 0xd7, 0x8f, 0xff,
+	0xd4, 0x87, 0x74, 0xdf, 0xae, 0x8a, 0x32, 0x07, 0x1b, 0xee, 0xf8, 0x94, 0x9e, 0x2e, 0xee, 0x5e,
+	0x5b, 0x4e, 0xb6, 0x2d, 0x27, 0xef, 0x2d, 0x27, 0x2f, 0x1d, 0x1f, 0x6d, 0x3b, 0x3e, 0x7a, 0xeb,
+	0xf8, 0xe8, 0xe1, 0xf2, 0x51, 0xbb, 0x6c, 0xb3, 0x8e, 0x24, 0x16, 0xe2, 0xbf, 0xf1, 0x94, 0x68,
+	0x7e, 0x2c, 0xe9, 0x9e, 0x4a, 0xb0, 0xeb, 0x3d, 0x3f, 0xdf, 0xd5, 0x47, 0x00, 0x00, 0x00, 0xff,
+	0xff, 0x97, 0x5c, 0xb3, 0x22, 0x6e, 0x01, 0x00, 0x00,
 }
 
 func (m *HealthVoteExtension) Marshal() (dAtA []byte, err error) {
@@ -138,6 +212,48 @@ func (m *HealthVoteExtension) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *HealthBundle) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *HealthBundle) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *HealthBundle) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if len(m.Samples) > 0 {
+		i -= len(m.Samples)
+		copy(dAtA[i:], m.Samples)
+		i = encodeVarintVoteExtension(dAtA, i, uint64(len(m.Samples)))
+		i--
+		dAtA[i] = 0x1a
+	}
+	if m.EpochIndex != 0 {
+		i = encodeVarintVoteExtension(dAtA, i, uint64(m.EpochIndex))
+		i--
+		dAtA[i] = 0x10
+	}
+	if len(m.ExtendedCommitInfo) > 0 {
+		i -= len(m.ExtendedCommitInfo)
+		copy(dAtA[i:], m.ExtendedCommitInfo)
+		i = encodeVarintVoteExtension(dAtA, i, uint64(len(m.ExtendedCommitInfo)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
 func encodeVarintVoteExtension(dAtA []byte, offset int, v uint64) int {
 	offset -= sovVoteExtension(v)
 	base := offset
@@ -159,6 +275,26 @@ func (m *HealthVoteExtension) Size() (n int) {
 		n += 1 + sovVoteExtension(uint64(m.EpochIndex))
 	}
 	l = len(m.Verdicts)
+	if l > 0 {
+		n += 1 + l + sovVoteExtension(uint64(l))
+	}
+	return n
+}
+
+func (m *HealthBundle) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.ExtendedCommitInfo)
+	if l > 0 {
+		n += 1 + l + sovVoteExtension(uint64(l))
+	}
+	if m.EpochIndex != 0 {
+		n += 1 + sovVoteExtension(uint64(m.EpochIndex))
+	}
+	l = len(m.Samples)
 	if l > 0 {
 		n += 1 + l + sovVoteExtension(uint64(l))
 	}
@@ -251,6 +387,143 @@ func (m *HealthVoteExtension) Unmarshal(dAtA []byte) error {
 			m.Verdicts = append(m.Verdicts[:0], dAtA[iNdEx:postIndex]...)
 			if m.Verdicts == nil {
 				m.Verdicts = []byte{}
+			}
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipVoteExtension(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *HealthBundle) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowVoteExtension
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: HealthBundle: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: HealthBundle: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ExtendedCommitInfo", wireType)
+			}
+			var byteLen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowVoteExtension
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				byteLen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if byteLen < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			postIndex := iNdEx + byteLen
+			if postIndex < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ExtendedCommitInfo = append(m.ExtendedCommitInfo[:0], dAtA[iNdEx:postIndex]...)
+			if m.ExtendedCommitInfo == nil {
+				m.ExtendedCommitInfo = []byte{}
+			}
+			iNdEx = postIndex
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EpochIndex", wireType)
+			}
+			m.EpochIndex = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowVoteExtension
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.EpochIndex |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 3:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Samples", wireType)
+			}
+			var byteLen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowVoteExtension
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				byteLen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if byteLen < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			postIndex := iNdEx + byteLen
+			if postIndex < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Samples = append(m.Samples[:0], dAtA[iNdEx:postIndex]...)
+			if m.Samples == nil {
+				m.Samples = []byte{}
 			}
 			iNdEx = postIndex
 		default:

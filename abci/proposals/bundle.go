@@ -1,0 +1,82 @@
+// Package proposals wraps the SDK's PrepareProposal and ProcessProposal
+// handlers to carry the health bundle at tx[0]. So far: the bundle's strict
+// codec; the handlers come next (issue 4).
+package proposals
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// Prefix starts every injected bundle. 0xff begins a protobuf tag whose
+// wire type (the low three bits of the varint 0x7f|'H'<<7) is 7, which does
+// not exist: no protobuf transaction decoder can accept these bytes, so a
+// bundle can never pass for a user transaction, nor a transaction for a
+// bundle.
+var Prefix = []byte("\xffHEALTH1")
+
+// MaxBundleSize bounds an injected bundle before it is decoded (150
+// validators' extensions of 10,000 executors fit with room to spare).
+const MaxBundleSize = 4 << 20
+
+var (
+	ErrNotBundle    = errors.New("not a health bundle")
+	ErrBadBundle    = errors.New("malformed health bundle")
+	ErrNonCanonical = errors.New("health bundle is not canonically encoded")
+)
+
+// Bundle is a decoded health bundle.
+type Bundle struct {
+	Commit  abci.ExtendedCommitInfo
+	Epoch   uint64
+	Samples []byte // packed, one 2-bit value per group member
+}
+
+// IsBundle reports whether tx carries the bundle prefix.
+func IsBundle(tx []byte) bool { return bytes.HasPrefix(tx, Prefix) }
+
+// Encode returns the prefixed, canonical bytes of a bundle.
+func Encode(b Bundle) ([]byte, error) {
+	commit, err := b.Commit.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encode extended commit: %w", err)
+	}
+	body, err := (&types.HealthBundle{ExtendedCommitInfo: commit, EpochIndex: b.Epoch, Samples: b.Samples}).Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encode health bundle: %w", err)
+	}
+	return append(append([]byte{}, Prefix...), body...), nil
+}
+
+// Decode parses a bundle strictly: size bound first, then the prefix, then
+// protobuf with a canonical re-encoding check at both levels (the bundle
+// and the commit inside it).
+func Decode(tx []byte) (Bundle, error) {
+	if len(tx) > MaxBundleSize {
+		return Bundle{}, fmt.Errorf("%w: %d bytes", ErrBadBundle, len(tx))
+	}
+	if !IsBundle(tx) {
+		return Bundle{}, ErrNotBundle
+	}
+	body := tx[len(Prefix):]
+	var hb types.HealthBundle
+	if err := hb.Unmarshal(body); err != nil {
+		return Bundle{}, fmt.Errorf("%w: %v", ErrBadBundle, err)
+	}
+	if again, err := hb.Marshal(); err != nil || !bytes.Equal(again, body) {
+		return Bundle{}, ErrNonCanonical
+	}
+	var commit abci.ExtendedCommitInfo
+	if err := commit.Unmarshal(hb.ExtendedCommitInfo); err != nil {
+		return Bundle{}, fmt.Errorf("%w: extended commit: %v", ErrBadBundle, err)
+	}
+	if again, err := commit.Marshal(); err != nil || !bytes.Equal(again, hb.ExtendedCommitInfo) {
+		return Bundle{}, fmt.Errorf("%w: extended commit", ErrNonCanonical)
+	}
+	return Bundle{Commit: commit, Epoch: hb.EpochIndex, Samples: hb.Samples}, nil
+}
