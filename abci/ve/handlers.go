@@ -113,14 +113,28 @@ func (h Handler) VerifyVoteExtension() sdk.VerifyVoteExtensionHandler {
 // Verify is the one check of an extension of the block at height, shared by
 // VerifyVoteExtension and the proposal handlers.
 func Verify(ctx context.Context, groups GroupReader, height int64, bz []byte) error {
+	_, err := VerifiedVerdicts(ctx, groups, height, bz)
+	return err
+}
+
+// VerifiedVerdicts verifies an extension of the block at height and returns
+// its packed verdicts, nil for an abstention.
+func VerifiedVerdicts(ctx context.Context, groups GroupReader, height int64, bz []byte) ([]byte, error) {
 	if len(bz) == 0 {
-		return nil
+		return nil, nil
 	}
 	epoch, n, err := groups.VoteGroup(ctx, height)
 	if err != nil {
-		return fmt.Errorf("epoch group: %w", err)
+		return nil, fmt.Errorf("epoch group: %w", err)
 	}
-	return check(bz, epoch, n)
+	ext, err := Decode(bz, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := Validate(ext, epoch, n); err != nil {
+		return nil, err
+	}
+	return ext.Verdicts, nil
 }
 
 func check(bz []byte, epoch uint64, n int) error {

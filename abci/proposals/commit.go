@@ -1,0 +1,143 @@
+package proposals
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+	cmtcrypto "github.com/cometbft/cometbft/crypto"
+	"github.com/cometbft/cometbft/libs/protoio"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+
+	"github.com/inferenced/inferenced/x/inference/aggregate"
+)
+
+// KeyLookup returns a validator's consensus public key by consensus
+// address, from the state the proposal is checked against.
+type KeyLookup func(consAddr []byte) (cmtcrypto.PubKey, error)
+
+// ExtensionCheck verifies an extension made at the commit's height and
+// returns its packed verdicts (nil for an abstention): ve.VerifiedVerdicts
+// bound to that height.
+type ExtensionCheck func(ext []byte) ([]byte, error)
+
+// Signed is an extended commit whose every remaining signature verified.
+type Signed struct {
+	// Votes are the commit votes with a valid extension (empty ones abstain),
+	// with their power, for aggregation.
+	Votes []aggregate.Vote
+	// ValidPower is their total power; TotalPower that of the whole set.
+	ValidPower, TotalPower int64
+}
+
+// extSignBytes is what a validator signed for its extension of the block at
+// height in round (CometBFT's CanonicalVoteExtension, length-delimited).
+func extSignBytes(chainID string, height int64, round int32, ext []byte) ([]byte, error) {
+	cve := cmtproto.CanonicalVoteExtension{Extension: ext, Height: height, Round: int64(round), ChainId: chainID}
+	return protoio.MarshalDelimited(&cve)
+}
+
+func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) ([]byte, error) {
+	if len(v.ExtensionSignature) == 0 {
+		return nil, errors.New("no extension signature")
+	}
+	key, err := keys(v.Validator.Address)
+	if err != nil {
+		return nil, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
+	}
+	msg, err := extSignBytes(chainID, height, round, v.VoteExtension)
+	if err != nil {
+		return nil, err
+	}
+	if !key.VerifySignature(msg, v.ExtensionSignature) {
+		return nil, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
+	}
+	return check(v.VoteExtension)
+}
+
+// Prune clears, in a copy of the local last commit, the extension and
+// signature of every commit vote whose extension does not verify: a bad
+// signature, an invalid extension, or a validator whose key the state no
+// longer holds (one that has just left). PrepareProposal uses it; nothing
+// the proposer removes can count for the attestation.
+func Prune(ec abci.ExtendedCommitInfo, chainID string, height int64, keys KeyLookup, check ExtensionCheck) abci.ExtendedCommitInfo {
+	out := abci.ExtendedCommitInfo{Round: ec.Round, Votes: make([]abci.ExtendedVoteInfo, len(ec.Votes))}
+	for i, v := range ec.Votes {
+		out.Votes[i] = v
+		if v.BlockIdFlag != cmtproto.BlockIDFlagCommit {
+			out.Votes[i].VoteExtension, out.Votes[i].ExtensionSignature = nil, nil
+			continue
+		}
+		if _, err := verifyVote(v, chainID, height, ec.Round, keys, check); err != nil {
+			out.Votes[i].VoteExtension, out.Votes[i].ExtensionSignature = nil, nil
+		}
+	}
+	return out
+}
+
+// Check verifies an extended commit carried in a bundle against the block's
+// last commit: the same round, validators, powers, order and flags; every
+// remaining extension signed by its validator and valid; and valid
+// extensions from at least 2/3 of the set's power (+1), so that honest
+// validators hold a strict majority of it whenever Byzantine ones hold less
+// than a third, whatever the proposer pruned.
+func Check(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID string, height int64, keys KeyLookup, check ExtensionCheck) (Signed, error) {
+	if ec.Round != last.Round || len(ec.Votes) != len(last.Votes) {
+		return Signed{}, errors.New("extended commit does not match the last commit")
+	}
+	var s Signed
+	seen := make(map[string]struct{}, len(ec.Votes))
+	for i, v := range ec.Votes {
+		lv := last.Votes[i]
+		if !bytes.Equal(v.Validator.Address, lv.Validator.Address) || v.Validator.Power != lv.Validator.Power ||
+			v.BlockIdFlag != lv.BlockIdFlag {
+			return Signed{}, fmt.Errorf("vote %d does not match the last commit", i)
+		}
+		if _, dup := seen[string(v.Validator.Address)]; dup {
+			return Signed{}, fmt.Errorf("validator %X appears twice", v.Validator.Address)
+		}
+		seen[string(v.Validator.Address)] = struct{}{}
+		if i > 0 && !votesOrdered(ec.Votes[i-1], v) {
+			return Signed{}, errors.New("votes are not ordered by power, then address")
+		}
+		if v.Validator.Power <= 0 || s.TotalPower > (1<<62)-v.Validator.Power {
+			return Signed{}, fmt.Errorf("vote %d: bad power %d", i, v.Validator.Power)
+		}
+		s.TotalPower += v.Validator.Power
+		if v.BlockIdFlag != cmtproto.BlockIDFlagCommit || (len(v.VoteExtension) == 0 && len(v.ExtensionSignature) == 0) {
+			if len(v.VoteExtension) != 0 || len(v.ExtensionSignature) != 0 {
+				return Signed{}, fmt.Errorf("vote %d: extension on a vote that is not for the block", i)
+			}
+			continue // absent, nil, or pruned by the proposer
+		}
+		verdicts, err := verifyVote(v, chainID, height, ec.Round, keys, check)
+		if err != nil {
+			return Signed{}, fmt.Errorf("vote %d: %w", i, err)
+		}
+		s.ValidPower += v.Validator.Power
+		s.Votes = append(s.Votes, aggregate.Vote{Power: v.Validator.Power, Verdicts: verdicts})
+	}
+	if s.TotalPower == 0 || s.ValidPower < s.TotalPower*2/3+1 {
+		return Signed{}, fmt.Errorf("valid extensions hold %d of %d power, need more than 2/3", s.ValidPower, s.TotalPower)
+	}
+	return s, nil
+}
+
+// votesOrdered: CometBFT orders votes by power descending, then address.
+func votesOrdered(a, b abci.ExtendedVoteInfo) bool {
+	if a.Validator.Power != b.Validator.Power {
+		return a.Validator.Power > b.Validator.Power
+	}
+	return bytes.Compare(a.Validator.Address, b.Validator.Address) < 0
+}
+
+// CommitInfoOf is the plain commit info of an extended one (for the
+// proposer, whose request carries only the extended commit).
+func CommitInfoOf(ec abci.ExtendedCommitInfo) abci.CommitInfo {
+	ci := abci.CommitInfo{Round: ec.Round, Votes: make([]abci.VoteInfo, len(ec.Votes))}
+	for i, v := range ec.Votes {
+		ci.Votes[i] = abci.VoteInfo{Validator: v.Validator, BlockIdFlag: v.BlockIdFlag}
+	}
+	return ci
+}

@@ -1,0 +1,194 @@
+package proposals
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+	cmtcrypto "github.com/cometbft/cometbft/crypto"
+	"github.com/cometbft/cometbft/crypto/ed25519"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+)
+
+const (
+	testChain  = "inferenced-test"
+	testHeight = int64(41)
+	testRound  = int32(0)
+)
+
+type validator struct {
+	key   ed25519.PrivKey
+	power int64
+}
+
+// validators: powers 40, 30, 20, 10 (CometBFT order: power descending).
+func validators() []validator {
+	var out []validator
+	for i, p := range []int64{40, 30, 20, 10} {
+		out = append(out, validator{key: ed25519.GenPrivKeyFromSecret([]byte{byte(i)}), power: p})
+	}
+	return out
+}
+
+func keysOf(vals []validator) KeyLookup {
+	return func(addr []byte) (cmtcrypto.PubKey, error) {
+		for _, v := range vals {
+			if string(v.key.PubKey().Address()) == string(addr) {
+				return v.key.PubKey(), nil
+			}
+		}
+		return nil, errors.New("unknown validator")
+	}
+}
+
+// okCheck accepts any extension that starts with 'v' and returns it as
+// verdicts; the real check is ve.VerifiedVerdicts.
+func okCheck(ext []byte) ([]byte, error) {
+	if len(ext) == 0 {
+		return nil, nil
+	}
+	if ext[0] != 'v' {
+		return nil, errors.New("invalid extension")
+	}
+	return ext, nil
+}
+
+func sign(t *testing.T, v validator, ext []byte, height int64, chain string) []byte {
+	t.Helper()
+	msg, err := extSignBytes(chain, height, testRound, ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := v.key.Sign(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sig
+}
+
+// commit builds a signed extended commit where every validator voted for
+// the block with extension "v<i>".
+func commit(t *testing.T, vals []validator) abci.ExtendedCommitInfo {
+	t.Helper()
+	ec := abci.ExtendedCommitInfo{Round: testRound}
+	for i, v := range vals {
+		ext := []byte{'v', byte(i)}
+		ec.Votes = append(ec.Votes, abci.ExtendedVoteInfo{
+			Validator:          abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
+			VoteExtension:      ext,
+			ExtensionSignature: sign(t, v, ext, testHeight, testChain),
+			BlockIdFlag:        cmtproto.BlockIDFlagCommit,
+		})
+	}
+	return ec
+}
+
+func check(ec abci.ExtendedCommitInfo, last abci.CommitInfo, keys KeyLookup) (Signed, error) {
+	return Check(ec, last, testChain, testHeight, keys, okCheck)
+}
+
+func TestCheckAcceptsAValidCommit(t *testing.T) {
+	vals := validators()
+	ec := commit(t, vals)
+	s, err := check(ec, CommitInfoOf(ec), keysOf(vals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ValidPower != 100 || s.TotalPower != 100 || len(s.Votes) != 4 || s.Votes[0].Power != 40 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestCheckToleratesAnAbsentVote(t *testing.T) {
+	vals := validators()
+	ec := commit(t, vals)
+	ec.Votes[3] = abci.ExtendedVoteInfo{Validator: ec.Votes[3].Validator, BlockIdFlag: cmtproto.BlockIDFlagAbsent}
+	s, err := check(ec, CommitInfoOf(ec), keysOf(vals))
+	if err != nil || s.ValidPower != 90 {
+		t.Fatalf("%+v %v", s, err)
+	}
+}
+
+// One named case per attack on a bundle's commit: each is rejected by Check,
+// and Prune (the honest proposer) removes what it can.
+func TestCheckRejectsAttacks(t *testing.T) {
+	vals := validators()
+	cases := []struct {
+		name  string
+		edit  func(ec *abci.ExtendedCommitInfo, last *abci.CommitInfo)
+		keys  KeyLookup
+		want  string
+		prune bool // Prune makes the commit acceptable again
+	}{
+		{"forged signature", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[1].ExtensionSignature = sign(t, vals[0], ec.Votes[1].VoteExtension, testHeight, testChain)
+		}, nil, "bad extension signature", true},
+		{"tampered extension", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[2].VoteExtension = []byte{'v', 9}
+		}, nil, "bad extension signature", true},
+		{"signed for another height", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[3].ExtensionSignature = sign(t, vals[3], ec.Votes[3].VoteExtension, testHeight-1, testChain)
+		}, nil, "bad extension signature", true},
+		{"signed for another chain", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[3].ExtensionSignature = sign(t, vals[3], ec.Votes[3].VoteExtension, testHeight, "other")
+		}, nil, "bad extension signature", true},
+		{"invalid extension, validly signed", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[3].VoteExtension = []byte{'x'}
+			ec.Votes[3].ExtensionSignature = sign(t, vals[3], ec.Votes[3].VoteExtension, testHeight, testChain)
+		}, nil, "invalid extension", true},
+		{"validator that has just left", func(*abci.ExtendedCommitInfo, *abci.CommitInfo) {},
+			keysOf(vals[:3]), "unknown validator", true},
+		{"duplicate validator", func(ec *abci.ExtendedCommitInfo, last *abci.CommitInfo) {
+			ec.Votes[3] = ec.Votes[2]
+			*last = CommitInfoOf(*ec)
+		}, nil, "appears twice", false},
+		{"wrong power", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[0].Validator.Power = 41
+		}, nil, "does not match the last commit", false},
+		{"wrong order", func(ec *abci.ExtendedCommitInfo, last *abci.CommitInfo) {
+			ec.Votes[0], ec.Votes[1] = ec.Votes[1], ec.Votes[0]
+			*last = CommitInfoOf(*ec)
+		}, nil, "not ordered", false},
+		{"vote marked absent that was for the block", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[0].BlockIdFlag = cmtproto.BlockIDFlagAbsent
+		}, nil, "does not match the last commit", false},
+		{"extension on an absent vote", func(ec *abci.ExtendedCommitInfo, last *abci.CommitInfo) {
+			ec.Votes[3].BlockIdFlag = cmtproto.BlockIDFlagAbsent
+			*last = CommitInfoOf(*ec)
+		}, nil, "not for the block", true},
+		{"another round", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) { ec.Round = 1 }, nil,
+			"does not match the last commit", false},
+		{"a vote dropped", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) { ec.Votes = ec.Votes[:3] }, nil,
+			"does not match the last commit", false},
+		{"proposer prunes honest extensions below 2/3", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
+			ec.Votes[0].VoteExtension, ec.Votes[0].ExtensionSignature = nil, nil
+		}, nil, "need more than 2/3", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ec := commit(t, vals)
+			last := CommitInfoOf(ec)
+			c.edit(&ec, &last)
+			keys := c.keys
+			if keys == nil {
+				keys = keysOf(vals)
+			}
+			_, err := check(ec, last, keys)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want %q", err, c.want)
+			}
+			if !c.prune {
+				return
+			}
+			pruned := Prune(ec, testChain, testHeight, keys, okCheck)
+			s, err := check(pruned, last, keys)
+			if err != nil {
+				t.Fatalf("after pruning: %v", err)
+			}
+			if s.ValidPower >= 100 {
+				t.Fatalf("pruning kept the bad extension: %+v", s)
+			}
+		})
+	}
+}
