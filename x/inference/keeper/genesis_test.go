@@ -131,3 +131,15 @@ func TestModuleGenesisJSONValidates(t *testing.T) {
 	require.Error(t, am.ValidateGenesis(enc.Codec, nil, enc.Codec.MustMarshalJSON(&bad)))
 	require.Error(t, am.ValidateGenesis(enc.Codec, nil, []byte(`{"params":`)))
 }
+
+// The model totals the exclusion cap reads are rebuilt from the imported group.
+func TestGenesisImportRebuildsModelWeights(t *testing.T) {
+	k, tc := newKeeper(t)
+	gs := richGenesis()
+	require.NoError(t, k.InitGenesis(tc.Ctx, gs))
+	for model, want := range map[string]uint64{"m": 30, "x": 10} {
+		got, err := k.ModelWeights.Get(tc.Ctx, model)
+		require.NoError(t, err)
+		require.Equal(t, want, got, model)
+	}
+}

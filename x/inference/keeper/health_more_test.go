@@ -3,6 +3,7 @@ package keeper_test
 import (
 	"testing"
 
+	"cosmossdk.io/collections"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -217,4 +218,47 @@ func TestProbeIsOfferedAtTheAverageHealthyWeight(t *testing.T) {
 	require.Equal(t, uint64(4*10+10), resp.TotalWeight, "offered at 10, the average of the healthy")
 	n := uint64(4000)
 	requireNear(t, f.offered(n)[bech(5)], int(n), 10.0/50.0, "probe draws")
+}
+
+// A PROBE executor re-excluded in a block where the cap is already loaded
+// is already counted as out: counting it again would refuse exclusions the
+// cap allows.
+func TestReExclusionInTheSameBlockIsNotCountedTwiceByTheCap(t *testing.T) {
+	var ps []types.Participant
+	for i := byte(5); i <= 10; i++ {
+		ps = append(ps, gp(i, 10, true, "m"))
+	}
+	f := newBreakerFixture(t, withParticipants(ps...)) // 10 x weight 10, cap 50
+	for range 3 {
+		f.attest(2, true)
+		f.next()
+	}
+	f.runUntil(bInitial+1, func() bool { return f.health(2).State == types.HEALTH_STATE_PROBE })
+	for range 2 {
+		for _, i := range []byte{1, 3, 4, 5} {
+			f.attest(i, true)
+		}
+		f.next()
+	}
+	for _, i := range []byte{1, 2, 3, 4, 5} { // 1 trips first and loads the cap; 2 is re-excluded
+		f.attest(i, true)
+	}
+	f.next()
+	for _, i := range []byte{1, 2, 3, 4, 5} {
+		require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(i).State, "executor %d: 50 of 100 is within the cap", i)
+	}
+	require.Empty(t, typedEvents[*types.EventExclusionCapped](t, f.ctx))
+}
+
+// An index entry without an EXCLUDED record due at its height is dropped,
+// so it is not read again every block.
+func TestStaleCooldownEntryIsDropped(t *testing.T) {
+	f := newBreakerFixture(t)
+	key := collections.Join(f.height+1, addr(3))
+	require.NoError(t, f.k.CooldownIndex.Set(f.ctx, key))
+	f.next()
+	has, err := f.k.CooldownIndex.Has(f.ctx, key)
+	require.NoError(t, err)
+	require.False(t, has)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(3).State)
 }

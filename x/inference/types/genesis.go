@@ -64,7 +64,7 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 
 // ValidateParticipant checks a stored participant record.
 func ValidateParticipant(ac address.Codec, p Participant) error {
-	if _, err := ac.StringToBytes(p.Address); err != nil {
+	if _, err := CanonicalAddress(ac, p.Address); err != nil {
 		return fmt.Errorf("address %q: %w", p.Address, err)
 	}
 	if err := ValidateInferenceURL(p.InferenceUrl); err != nil {
@@ -105,7 +105,7 @@ func has(set map[string]struct{}, k string) bool {
 func validateGroup(ac address.Codec, g EpochGroup, participants map[string]struct{}) error {
 	var prev []byte
 	for i, m := range g.Members {
-		bz, err := ac.StringToBytes(m.Address)
+		bz, err := CanonicalAddress(ac, m.Address)
 		if err != nil {
 			return fmt.Errorf("member %d address: %w", i, err)
 		}
@@ -134,7 +134,7 @@ func validateInference(ac address.Codec, inf Inference) error {
 		return err
 	}
 	for _, a := range []string{inf.TransferAgent, inf.Executor} {
-		if _, err := ac.StringToBytes(a); err != nil {
+		if _, err := CanonicalAddress(ac, a); err != nil {
 			return fmt.Errorf("address %q: %w", a, err)
 		}
 	}

@@ -18,16 +18,13 @@ const MaxHealthHeight int64 = 1 << 60
 // STARTED inference of its executor, and pending samples with unique keys
 // below the sequence.
 func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]struct{}) error {
-	started := make(map[string]string, len(gs.Inferences))
+	inferences := make(map[string]Inference, len(gs.Inferences))
 	for _, inf := range gs.Inferences {
-		if inf.Status == INFERENCE_STATUS_STARTED {
-			bz, _ := ac.StringToBytes(inf.Executor) // checked by Validate
-			started[inf.InferenceId] = string(bz)
-		}
+		inferences[inf.InferenceId] = inf
 	}
 	seen := make(map[string]struct{}, len(gs.ExecutorHealth))
 	for _, h := range gs.ExecutorHealth {
-		bz, err := ac.StringToBytes(h.Address)
+		bz, err := CanonicalAddress(ac, h.Address)
 		if err != nil {
 			return fmt.Errorf("executor_health address %q: %w", h.Address, err)
 		}
@@ -41,13 +38,19 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		if err := ValidateExecutorHealth(h); err != nil {
 			return fmt.Errorf("executor_health %s: %w", h.Address, err)
 		}
-		if h.ProbeInferenceId != "" && started[h.ProbeInferenceId] != string(bz) {
-			return fmt.Errorf("executor_health %s: probe %q is not a STARTED inference of this executor", h.Address, h.ProbeInferenceId)
+		if h.ProbeInferenceId != "" {
+			probe, ok := inferences[h.ProbeInferenceId]
+			// A probe started before its record's last state change would
+			// be ignored as stale and hold the slot until the epoch ends.
+			if !ok || probe.Status != INFERENCE_STATUS_STARTED || probe.Executor != h.Address || probe.StartHeight < h.SinceHeight {
+				return fmt.Errorf("executor_health %s: probe %q is not a STARTED inference of this executor since its PROBE began",
+					h.Address, h.ProbeInferenceId)
+			}
 		}
 	}
 	keys := make(map[string]struct{}, len(gs.PendingSamples))
 	for _, p := range gs.PendingSamples {
-		bz, err := ac.StringToBytes(p.Executor)
+		bz, err := CanonicalAddress(ac, p.Executor)
 		if err != nil {
 			return fmt.Errorf("pending sample executor %q: %w", p.Executor, err)
 		}
@@ -67,6 +70,16 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		}
 		if p.Sample.PriorOks > breaker.MaxWindow {
 			return fmt.Errorf("pending sample %d: prior_oks %d exceeds %d", p.Sequence, p.Sample.PriorOks, breaker.MaxWindow)
+		}
+		// A pending sample is the outcome of a closed inference of its
+		// executor; anything else would count an outcome twice or invent one.
+		inf, ok := inferences[p.Sample.InferenceId]
+		wantStatus := INFERENCE_STATUS_FINISHED
+		if p.Sample.Miss {
+			wantStatus = INFERENCE_STATUS_EXPIRED
+		}
+		if !ok || inf.Executor != p.Executor || inf.Status != wantStatus || inf.StartHeight != p.Sample.StartHeight {
+			return fmt.Errorf("pending sample %d: not the outcome of inference %q of %s", p.Sequence, p.Sample.InferenceId, p.Executor)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package types_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,14 +13,19 @@ import (
 // pending sample to validGenesis.
 func healthGenesis() types.GenesisState {
 	gs := validGenesis()
-	gs.Inferences[0].Executor = bech(2) // the PROBE record's probe
+	gs.Inferences[0].Executor = bech(2) // the PROBE record's probe, started at 11
+	gs.Inferences = append(gs.Inferences, types.Inference{
+		InferenceId: "i-2", Model: "a", TransferAgent: bech(9), Executor: bech(1),
+		Status: types.INFERENCE_STATUS_EXPIRED, EpochIndex: 2, StartHeight: 10, ExpirationHeight: 20, EndHeight: 20,
+	})
 	gs.ExecutorHealth = []types.ExecutorHealth{
 		{Address: bech(1), State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 12, SinceHeight: 12, CooldownBlocks: 50, Exclusions: 1,
 			Reason: types.HEALTH_REASON_CONSECUTIVE_MISSES},
-		{Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 3, SinceHeight: 13, CooldownBlocks: 50, Exclusions: 1,
+		{Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 3, SinceHeight: 11, CooldownBlocks: 8, Exclusions: 1,
 			ProbeInferenceId: "i-1", Traffic: types.SampleWindow{Bits: 1, Count: 3}},
 	}
-	gs.PendingSamples = []types.PendingSampleEntry{{Executor: bech(2), Sequence: 4, Sample: types.PendingSample{InferenceId: "i-1"}}}
+	gs.PendingSamples = []types.PendingSampleEntry{{Executor: bech(1), Sequence: 4,
+		Sample: types.PendingSample{InferenceId: "i-2", Miss: true, StartHeight: 10}}}
 	gs.SampleSequence = 5
 	return gs
 }
@@ -52,6 +58,15 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		{"probe of another executor", func(gs *types.GenesisState) {
 			gs.Inferences[0].Executor = bech(1)
 		}, "not a STARTED inference of this executor"},
+		{"probe started before its PROBE began", func(gs *types.GenesisState) { gs.ExecutorHealth[1].SinceHeight = 12 }, "since its PROBE began"},
+		{"record address in upper case", func(gs *types.GenesisState) {
+			gs.ExecutorHealth[0].Address = strings.ToUpper(gs.ExecutorHealth[0].Address)
+		}, "canonical"},
+		{"pending sample of an open inference", func(gs *types.GenesisState) {
+			gs.PendingSamples[0].Sample.InferenceId = "i-1"
+		}, "not the outcome"},
+		{"pending miss of a finished inference", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.Miss = false }, "not the outcome"},
+		{"pending sample with another start height", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.StartHeight = 9 }, "not the outcome"},
 		{"huge cooldown", func(gs *types.GenesisState) { gs.ExecutorHealth[0].CooldownBlocks = 1 << 62 }, "cooldown"},
 		{"probe id outside PROBE", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ProbeInferenceId = "i-1" }, "probe_inference_id"},
 		{"probe id malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeInferenceId = "a b" }, "probe_inference_id"},

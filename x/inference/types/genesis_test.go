@@ -85,7 +85,10 @@ func TestGenesisValidateRejects(t *testing.T) {
 			p := gs.Participants[0]
 			p.Address = strings.ToUpper(p.Address)
 			gs.Participants = append(gs.Participants, p)
-		}, "twice"},
+		}, "canonical"},
+		{"group member in upper case", func(gs *types.GenesisState) {
+			gs.EpochGroup.Members[0].Address = strings.ToUpper(gs.EpochGroup.Members[0].Address)
+		}, "canonical"},
 		{"participant bad address", func(gs *types.GenesisState) { gs.Participants[0].Address = "infer1nope" }, "address"},
 		{"participant wrong prefix", func(gs *types.GenesisState) {
 			other, _ := addresscodec.NewBech32Codec("cosmos").BytesToString(bytes.Repeat([]byte{7}, 20))

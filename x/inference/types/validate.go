@@ -127,3 +127,24 @@ func containsByte(s string, c byte) bool {
 	}
 	return false
 }
+
+// CanonicalAddress decodes a bech32 account address and requires its
+// canonical (lower-case) spelling: state keys and lookups by string must
+// agree, and bech32 also decodes an upper-case spelling of the same bytes.
+func CanonicalAddress(ac interface {
+	StringToBytes(string) ([]byte, error)
+	BytesToString([]byte) (string, error)
+}, s string) ([]byte, error) {
+	bz, err := ac.StringToBytes(s)
+	if err != nil {
+		return nil, err
+	}
+	canonical, err := ac.BytesToString(bz)
+	if err != nil {
+		return nil, err
+	}
+	if canonical != s {
+		return nil, fmt.Errorf("address %q is not in canonical form %q", s, canonical)
+	}
+	return bz, nil
+}
