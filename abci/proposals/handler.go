@@ -1,0 +1,184 @@
+package proposals
+
+import (
+	"errors"
+	"fmt"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+
+	"cosmossdk.io/log"
+	"github.com/cosmos/cosmos-sdk/telemetry"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/aggregate"
+	"github.com/inferenced/inferenced/x/inference/verdict"
+)
+
+// KeySource gives the validators' consensus keys as the context's state
+// holds them (staking).
+type KeySource func(ctx sdk.Context) KeyLookup
+
+// Handler wraps the app's PrepareProposal and ProcessProposal handlers (the
+// SDK defaults): mempool behaviour is theirs; this layer adds, checks and
+// strips the health bundle at tx[0].
+type Handler struct {
+	prepare sdk.PrepareProposalHandler
+	process sdk.ProcessProposalHandler
+	groups  ve.GroupReader
+	keys    KeySource
+	logger  log.Logger
+}
+
+// NewHandler wraps prepare and process.
+func NewHandler(prepare sdk.PrepareProposalHandler, process sdk.ProcessProposalHandler, groups ve.GroupReader, keys KeySource, logger log.Logger) Handler {
+	return Handler{prepare: prepare, process: process, groups: groups, keys: keys, logger: logger}
+}
+
+// ExtensionsEnabled reports whether the block at height carries the vote
+// extensions of the block before it, hence a health bundle.
+func ExtensionsEnabled(ctx sdk.Context, height int64) bool {
+	cp := ctx.ConsensusParams()
+	return cp.Abci != nil && cp.Abci.VoteExtensionsEnableHeight != 0 && height > cp.Abci.VoteExtensionsEnableHeight
+}
+
+// emptyBundle is what a proposer injects when it cannot build a bundle (too
+// few valid extensions): it withholds attestations from its block but can
+// never forge them.
+func emptyBundle() []byte {
+	bz, _ := Encode(Bundle{})
+	return bz
+}
+
+func isEmpty(b Bundle) bool {
+	return len(b.Commit.Votes) == 0 && b.Commit.Round == 0 && b.Epoch == 0 && len(b.Samples) == 0
+}
+
+// PrepareProposal puts the bundle first and lets the inner handler fill the
+// rest of the block within what is left of MaxTxBytes.
+func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
+	return func(ctx sdk.Context, req *abci.RequestPrepareProposal) (*abci.ResponsePrepareProposal, error) {
+		if !ExtensionsEnabled(ctx, req.Height) {
+			return h.prepare(ctx, req)
+		}
+		bundle, err := h.build(ctx, req.Height, req.LocalLastCommit)
+		if err != nil {
+			h.logger.Info("proposing without attestations", "height", req.Height, "reason", err)
+			bundle = emptyBundle()
+		}
+		if int64(len(bundle)) > req.MaxTxBytes {
+			bundle = emptyBundle()
+		}
+		inner := *req
+		inner.MaxTxBytes -= int64(len(bundle))
+		resp, err := h.prepare(ctx, &inner)
+		if err != nil {
+			return nil, err
+		}
+		txs := make([][]byte, 0, len(resp.Txs)+1)
+		txs = append(txs, bundle)
+		for _, tx := range resp.Txs {
+			if !IsBundle(tx) {
+				txs = append(txs, tx)
+			}
+		}
+		return &abci.ResponsePrepareProposal{Txs: txs}, nil
+	}
+}
+
+// samples computes the packed attested samples of a checked commit.
+func (h Handler) samples(ctx sdk.Context, voteHeight int64, signed Signed) (uint64, []byte, error) {
+	epoch, n, err := h.groups.VoteGroup(ctx, voteHeight)
+	if err != nil {
+		return 0, nil, fmt.Errorf("epoch group: %w", err)
+	}
+	got, err := aggregate.Aggregate(signed.Votes, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	vs := make([]verdict.Verdict, n)
+	for _, s := range got {
+		vs[s.Index] = verdict.OK
+		if s.Miss {
+			vs[s.Index] = verdict.Miss
+		}
+	}
+	packed, err := verdict.Pack(vs)
+	return epoch, packed, err
+}
+
+func (h Handler) check(ctx sdk.Context, voteHeight int64) ExtensionCheck {
+	return func(ext []byte) ([]byte, error) { return ve.VerifiedVerdicts(ctx, h.groups, voteHeight, ext) }
+}
+
+func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
+	voteHeight := height - 1
+	keys := h.keys(ctx)
+	pruned := Prune(local, ctx.ChainID(), voteHeight, keys, h.check(ctx, voteHeight))
+	signed, err := Check(pruned, CommitInfoOf(pruned), ctx.ChainID(), voteHeight, keys, h.check(ctx, voteHeight))
+	if err != nil {
+		return nil, err
+	}
+	epoch, packed, err := h.samples(ctx, voteHeight, signed)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(Bundle{Commit: pruned, Epoch: epoch, Samples: packed})
+}
+
+var reject = &abci.ResponseProcessProposal{Status: abci.ResponseProcessProposal_REJECT}
+
+// ProcessProposal requires the bundle at tx[0] exactly when extensions are
+// enabled, re-verifies it (signatures, extensions, 2/3, recomputed samples)
+// and passes the other transactions to the inner handler. A bundle anywhere
+// else, or a proposal without one, is rejected.
+func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
+	return func(ctx sdk.Context, req *abci.RequestProcessProposal) (*abci.ResponseProcessProposal, error) {
+		txs := req.Txs
+		if ExtensionsEnabled(ctx, req.Height) {
+			if len(txs) == 0 || !IsBundle(txs[0]) {
+				h.logger.Info("rejecting proposal without a health bundle", "height", req.Height)
+				return reject, nil
+			}
+			if err := h.verify(ctx, req.Height, txs[0], req.ProposedLastCommit); err != nil {
+				h.logger.Info("rejecting proposal with a bad health bundle", "height", req.Height, "err", err)
+				return reject, nil
+			}
+			txs = txs[1:]
+		}
+		for _, tx := range txs {
+			if IsBundle(tx) {
+				h.logger.Info("rejecting proposal with a misplaced health bundle", "height", req.Height)
+				return reject, nil
+			}
+		}
+		inner := *req
+		inner.Txs = txs
+		return h.process(ctx, &inner)
+	}
+}
+
+func (h Handler) verify(ctx sdk.Context, height int64, tx []byte, last abci.CommitInfo) error {
+	b, err := Decode(tx)
+	if err != nil {
+		return err
+	}
+	if isEmpty(b) {
+		telemetry.IncrCounter(1, "health_bundle", "empty")
+		return nil
+	}
+	voteHeight := height - 1
+	keys := h.keys(ctx)
+	signed, err := Check(b.Commit, last, ctx.ChainID(), voteHeight, keys, h.check(ctx, voteHeight))
+	if err != nil {
+		return err
+	}
+	epoch, packed, err := h.samples(ctx, voteHeight, signed)
+	if err != nil {
+		return err
+	}
+	if epoch != b.Epoch || string(packed) != string(b.Samples) {
+		return errors.New("samples do not follow from the commit")
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package proposals
+
+import (
+	"context"
+	"testing"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+
+	"cosmossdk.io/log"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
+)
+
+type group struct {
+	epoch uint64
+	n     int
+}
+
+func (g group) VoteGroup(context.Context, int64) (uint64, int, error) { return g.epoch, g.n, nil }
+
+// recorder is an inner handler pair that records what it was given.
+type recorder struct {
+	prepared  *abci.RequestPrepareProposal
+	processed *abci.RequestProcessProposal
+}
+
+func (r *recorder) prepare(_ sdk.Context, req *abci.RequestPrepareProposal) (*abci.ResponsePrepareProposal, error) {
+	r.prepared = req
+	return &abci.ResponsePrepareProposal{Txs: req.Txs}, nil
+}
+
+func (r *recorder) process(_ sdk.Context, req *abci.RequestProcessProposal) (*abci.ResponseProcessProposal, error) {
+	r.processed = req
+	return &abci.ResponseProcessProposal{Status: abci.ResponseProcessProposal_ACCEPT}, nil
+}
+
+func enabledCtx(enable int64) sdk.Context {
+	return sdk.Context{}.WithChainID(testChain).WithConsensusParams(cmtproto.ConsensusParams{
+		Abci: &cmtproto.ABCIParams{VoteExtensionsEnableHeight: enable},
+	}).WithLogger(log.NewNopLogger())
+}
+
+// healthCommit: all four validators sign a real extension for epoch 3 over
+// two executors: everyone says executor 0 missed; executor 1 is ok for the
+// two largest only (70 of 100).
+func healthCommit(t *testing.T, vals []validator) abci.ExtendedCommitInfo {
+	t.Helper()
+	ec := abci.ExtendedCommitInfo{Round: testRound}
+	for i, v := range vals {
+		second := verdict.Unknown
+		if i < 2 {
+			second = verdict.OK
+		}
+		packed, err := verdict.Pack([]verdict.Verdict{verdict.Miss, second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: 3, Verdicts: packed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ec.Votes = append(ec.Votes, abci.ExtendedVoteInfo{
+			Validator:          abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
+			VoteExtension:      ext,
+			ExtensionSignature: sign(t, v, ext, testHeight, testChain),
+			BlockIdFlag:        cmtproto.BlockIDFlagCommit,
+		})
+	}
+	return ec
+}
+
+func newTestHandler(vals []validator, r *recorder) Handler {
+	return NewHandler(r.prepare, r.process, group{epoch: 3, n: 2},
+		func(sdk.Context) KeyLookup { return keysOf(vals) }, log.NewNopLogger())
+}
+
+func TestPrepareInjectsBundleAndProcessAcceptsIt(t *testing.T) {
+	vals := validators()
+	r := &recorder{}
+	h := newTestHandler(vals, r)
+	ctx := enabledCtx(2)
+	ec := healthCommit(t, vals)
+	user := []byte{0x0a, 0x01, 0x00}
+	resp, err := h.PrepareProposal()(ctx, &abci.RequestPrepareProposal{
+		Height: testHeight + 1, MaxTxBytes: 10_000, Txs: [][]byte{user}, LocalLastCommit: ec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Txs) != 2 || !IsBundle(resp.Txs[0]) || string(resp.Txs[1]) != string(user) {
+		t.Fatalf("proposal txs %x", resp.Txs)
+	}
+	if r.prepared.MaxTxBytes != 10_000-int64(len(resp.Txs[0])) {
+		t.Fatalf("inner handler got MaxTxBytes %d", r.prepared.MaxTxBytes)
+	}
+	b, err := Decode(resp.Txs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := verdict.Unpack(b.Samples, 2)
+	if err != nil || vs[0] != verdict.Miss || vs[1] != verdict.OK || b.Epoch != 3 {
+		t.Fatalf("samples %v (%v), epoch %d", vs, err, b.Epoch)
+	}
+	status := process(t, h, resp.Txs, CommitInfoOf(ec))
+	if status != abci.ResponseProcessProposal_ACCEPT {
+		t.Fatal("own proposal rejected")
+	}
+	if len(r.processed.Txs) != 1 || string(r.processed.Txs[0]) != string(user) {
+		t.Fatalf("inner process handler got %x, want the user tx only", r.processed.Txs)
+	}
+}
+
+func process(t *testing.T, h Handler, txs [][]byte, last abci.CommitInfo) abci.ResponseProcessProposal_ProposalStatus {
+	t.Helper()
+	resp, err := h.ProcessProposal()(enabledCtx(2), &abci.RequestProcessProposal{
+		Height: testHeight + 1, Txs: txs, ProposedLastCommit: last,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Status
+}
+
+// One named case per attack by a proposer on the bundle.
+func TestProcessRejectsProposerAttacks(t *testing.T) {
+	vals := validators()
+	r := &recorder{}
+	h := newTestHandler(vals, r)
+	ec := healthCommit(t, vals)
+	last := CommitInfoOf(ec)
+	resp, err := h.PrepareProposal()(enabledCtx(2), &abci.RequestPrepareProposal{
+		Height: testHeight + 1, MaxTxBytes: 10_000, LocalLastCommit: ec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := resp.Txs[0]
+	b, _ := Decode(bundle)
+	user := []byte{0x0a, 0x01, 0x00}
+	forged := b
+	forged.Samples = []byte{0x05} // executor 0 ok, executor 1 ok
+	forgedBz, _ := Encode(forged)
+	otherEpoch := b
+	otherEpoch.Epoch = 4
+	otherEpochBz, _ := Encode(otherEpoch)
+	tampered := b
+	tampered.Commit.Votes = append([]abci.ExtendedVoteInfo{}, b.Commit.Votes...)
+	tampered.Commit.Votes[3].VoteExtension = append([]byte{}, b.Commit.Votes[0].VoteExtension...)
+	tamperedBz, _ := Encode(tampered)
+	pruned := b
+	pruned.Commit.Votes = append([]abci.ExtendedVoteInfo{}, b.Commit.Votes...)
+	pruned.Commit.Votes[0].VoteExtension, pruned.Commit.Votes[0].ExtensionSignature = nil, nil
+	prunedBz, _ := Encode(pruned)
+	cases := []struct {
+		name string
+		txs  [][]byte
+	}{
+		{"proposer omits the bundle", [][]byte{user}},
+		{"empty proposal", nil},
+		{"proposer moves the bundle", [][]byte{user, bundle}},
+		{"proposer duplicates the bundle", [][]byte{bundle, bundle}},
+		{"user transaction at index 0", [][]byte{user}},
+		{"proposer forges the samples", [][]byte{forgedBz}},
+		{"proposer claims another epoch", [][]byte{otherEpochBz}},
+		{"proposer swaps an extension", [][]byte{tamperedBz}},
+		{"proposer prunes honest extensions below 2/3", [][]byte{prunedBz}},
+		{"garbage behind the prefix", [][]byte{append(append([]byte{}, Prefix...), 0xff)}},
+	}
+	for _, c := range cases {
+		if got := process(t, h, c.txs, last); got != abci.ResponseProcessProposal_REJECT {
+			t.Errorf("%s: %s", c.name, got)
+		}
+	}
+	if got := process(t, h, [][]byte{emptyBundle(), user}, last); got != abci.ResponseProcessProposal_ACCEPT {
+		t.Errorf("a proposer may withhold attestations with an empty bundle: %s", got)
+	}
+}
+
+func TestDisabledExtensionsMeanNoBundle(t *testing.T) {
+	vals := validators()
+	r := &recorder{}
+	h := newTestHandler(vals, r)
+	ctx := enabledCtx(0)
+	user := []byte{0x0a, 0x01, 0x00}
+	resp, err := h.PrepareProposal()(ctx, &abci.RequestPrepareProposal{Height: 10, MaxTxBytes: 100, Txs: [][]byte{user}})
+	if err != nil || len(resp.Txs) != 1 || IsBundle(resp.Txs[0]) {
+		t.Fatalf("%x %v", resp.Txs, err)
+	}
+	for _, txs := range [][][]byte{{emptyBundle()}, {user, emptyBundle()}} {
+		st, err := h.ProcessProposal()(ctx, &abci.RequestProcessProposal{Height: 10, Txs: txs})
+		if err != nil || st.Status != abci.ResponseProcessProposal_REJECT {
+			t.Errorf("a bundle with extensions disabled: %v %v", st, err)
+		}
+	}
+	st, err := h.ProcessProposal()(ctx, &abci.RequestProcessProposal{Height: 10, Txs: [][]byte{user}})
+	if err != nil || st.Status != abci.ResponseProcessProposal_ACCEPT {
+		t.Errorf("plain proposal: %v %v", st, err)
+	}
+}
+
+// At the enable height itself the proposal carries no extensions yet.
+func TestEnableHeightBoundary(t *testing.T) {
+	if ExtensionsEnabled(enabledCtx(5), 5) || !ExtensionsEnabled(enabledCtx(5), 6) || ExtensionsEnabled(enabledCtx(0), 100) {
+		t.Fatal("extensions are in proposals from enable height + 1")
+	}
+}
+
+// A proposer that cannot reach 2/3 valid extensions proposes an empty bundle
+// rather than no block.
+func TestPrepareFallsBackToAnEmptyBundle(t *testing.T) {
+	vals := validators()
+	r := &recorder{}
+	h := NewHandler(r.prepare, r.process, group{epoch: 3, n: 2},
+		func(sdk.Context) KeyLookup { return keysOf(vals[3:]) }, log.NewNopLogger())
+	resp, err := h.PrepareProposal()(enabledCtx(2), &abci.RequestPrepareProposal{
+		Height: testHeight + 1, MaxTxBytes: 10_000, LocalLastCommit: healthCommit(t, vals),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Decode(resp.Txs[0])
+	if err != nil || !isEmpty(b) {
+		t.Fatalf("bundle %+v %v", b, err)
+	}
+}
