@@ -99,6 +99,8 @@ var _ servertypes.Application = (*App)(nil)
 type App struct {
 	*baseapp.BaseApp
 
+	healthMonitor *lazyMonitor // nil when [health-monitor] is disabled
+
 	legacyAmino       *codec.LegacyAmino
 	appCodec          codec.Codec
 	txConfig          client.TxConfig
@@ -164,6 +166,9 @@ func New(
 	app.MountKVStores(keys)
 	app.SetInitChainer(app.InitChainer)
 	app.SetPreBlocker(app.PreBlocker)
+	if err := app.setHealthAttestation(appOpts, logger); err != nil {
+		return nil, fmt.Errorf("health attestation: %w", err)
+	}
 	app.SetBeginBlocker(app.BeginBlocker)
 	app.SetEndBlocker(app.EndBlocker)
 	anteHandler, err := ante.NewAnteHandler(ante.HandlerOptions{
@@ -276,15 +281,15 @@ func (app *App) initModules() error {
 func (app *App) Name() string { return app.BaseApp.Name() }
 
 // PreBlocker runs the modules' pre-blockers (upgrade, auth), then the
-// circuit breaker's one step per block: cooldown promotions and the samples
-// observed in the previous block, so selection and enforcement in this block
-// see them.
-func (app *App) PreBlocker(ctx sdk.Context, _ *abci.RequestFinalizeBlock) (*sdk.ResponsePreBlock, error) {
+// circuit breaker's one step per block: cooldown promotions, the traffic
+// samples observed in the previous block and the attested samples of this
+// block's health bundle, so selection and enforcement in this block see them.
+func (app *App) PreBlocker(ctx sdk.Context, req *abci.RequestFinalizeBlock) (*sdk.ResponsePreBlock, error) {
 	rsp, err := app.ModuleManager.PreBlock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := app.InferenceKeeper.ApplyHealth(ctx, nil); err != nil {
+	if err := app.InferenceKeeper.ApplyHealth(ctx, app.attestedSamples(ctx, req)); err != nil {
 		return nil, fmt.Errorf("circuit breaker step: %w", err)
 	}
 	return rsp, nil

@@ -20,6 +20,8 @@
 #   POC_PHASE_BLOCKS   PoC phase at the start of an epoch (0)
 #   EXPIRATION_BLOCKS  blocks before an inference expires (4)
 #   DOWNTIME_H_THRESHOLD SPRT threshold; higher = slower SPRT   (4)
+#   VE_ENABLE_HEIGHT   height from which validators attest executor health
+#                      in vote extensions; 0 runs on traffic samples alone (2)
 #   CB_INITIAL_COOLDOWN  circuit-breaker first cooldown, blocks (10)
 #   CB_MAX_COOLDOWN      circuit-breaker longest cooldown, blocks (80; < EPOCH_LENGTH)
 #   MODEL              model every executor serves        (llama-7b)
@@ -42,6 +44,7 @@ EPOCH_LENGTH=${EPOCH_LENGTH:-200}
 POC_PHASE_BLOCKS=${POC_PHASE_BLOCKS:-0}
 EXPIRATION_BLOCKS=${EXPIRATION_BLOCKS:-4}
 DOWNTIME_H_THRESHOLD=${DOWNTIME_H_THRESHOLD:-4}
+VE_ENABLE_HEIGHT=${VE_ENABLE_HEIGHT:-2}
 CB_INITIAL_COOLDOWN=${CB_INITIAL_COOLDOWN:-10}
 CB_MAX_COOLDOWN=${CB_MAX_COOLDOWN:-80}
 MODEL=${MODEL:-llama-7b}
@@ -106,7 +109,8 @@ init_network() {
   done
 
   jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" \
-    --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" --arg dh "$DOWNTIME_H_THRESHOLD" '
+    --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" --arg dh "$DOWNTIME_H_THRESHOLD" \
+    --arg veh "$VE_ENABLE_HEIGHT" '
     .app_state.inference.params.epoch_length = $el
     | .app_state.inference.params.poc_phase_blocks = $poc
     | .app_state.inference.params.expiration_blocks = $exp
@@ -117,6 +121,7 @@ init_network() {
     | .app_state.gov.params.expedited_voting_period = "10s"
     | .app_state.gov.params.min_deposit[0].amount = "1000"
     | .consensus.params.block.max_gas = "100000000"
+    | .consensus.params.abci.vote_extensions_enable_height = $veh
   ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
 
   mkdir -p "$n0/config/gentx"
@@ -150,6 +155,11 @@ init_network() {
     toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
     toml_set "$app" grpc address "\"127.0.0.1:$(grpc_port "$i")\""
     toml_set "$app" grpc-web enable false
+    # The fake executors listen on loopback; probe them quickly.
+    toml_set "$app" health-monitor allow-private true
+    toml_set "$app" health-monitor probe-interval '"300ms"'
+    toml_set "$app" health-monitor probe-timeout '"250ms"'
+    toml_set "$app" health-monitor verdict-ttl '"2s"'
     "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
     "$BIN" config set client keyring-backend test --home "$h" >/dev/null
     "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null

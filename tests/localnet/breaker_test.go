@@ -117,6 +117,10 @@ func (n *network) control(j int, path string) {
 // traffic misses, back up, promoted to PROBE after the cooldown, its probe
 // answered, HEALTHY again. It prints the timeline in blocks.
 //
+// Vote extensions are off (VE_ENABLE_HEIGHT=0), so the chain runs on
+// traffic samples alone; TestLocalnetAttestationTimeline covers the
+// attested path.
+//
 // The SPRT threshold is raised: with a handful of finishes before going
 // dark, the misses of requests already in flight would otherwise make the
 // SPRT take the executor out for the rest of the epoch, as it should, and
@@ -126,7 +130,7 @@ func TestLocalnetBreakerTimeline(t *testing.T) {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
 	n := startNetwork(t, 6000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms",
-		"EPOCH_LENGTH=1000", "CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50")
+		"EPOCH_LENGTH=1000", "CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50", "VE_ENABLE_HEIGHT=0")
 	dark := n.keyAddress("exec1")
 	events := filepath.Join(n.home, "breaker-events.jsonl")
 

@@ -1,0 +1,53 @@
+package keeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
+)
+
+// AttestedSamples maps the packed samples of a health bundle to executors,
+// in group order. Samples about another epoch than the current one are
+// dropped: the group they index has been replaced, so a boundary between
+// epochs never applies a verdict to the wrong executor.
+func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed []byte) ([]AttestedSample, error) {
+	epoch, err := k.currentEpoch(ctx)
+	if errors.Is(err, types.ErrNoEpoch) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if epoch.Index != epochIndex {
+		return nil, nil
+	}
+	n, err := k.groupSize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := verdict.Check(packed, int(n)); err != nil {
+		return nil, fmt.Errorf("bundle samples: %w", err)
+	}
+	var out []AttestedSample
+	for i := uint32(0); i < n; i++ {
+		v := verdict.At(packed, int(i))
+		if v == verdict.Unknown {
+			continue
+		}
+		m, err := k.EpochMembers.Get(ctx, i)
+		if err != nil {
+			return nil, fmt.Errorf("epoch member %d: %w", i, err)
+		}
+		addr, err := k.addressCodec.StringToBytes(m.Address)
+		if err != nil {
+			return nil, fmt.Errorf("epoch member %d address: %w", i, err)
+		}
+		out = append(out, AttestedSample{Executor: sdk.AccAddress(addr), Miss: v == verdict.Miss})
+	}
+	return out, nil
+}
