@@ -13,6 +13,7 @@ import (
 	"cosmossdk.io/log"
 	"github.com/cosmos/cosmos-sdk/baseapp"
 	servertypes "github.com/cosmos/cosmos-sdk/server/types"
+	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/abci/proposals"
@@ -154,6 +155,14 @@ func (app *App) attestedSamples(ctx sdk.Context, req *abci.RequestFinalizeBlock)
 		ctx.Logger().Error("health bundle does not fit the epoch group", "height", req.Height, "err", err)
 		return nil
 	}
+	var misses float32
+	for _, s := range samples {
+		if s.Miss {
+			misses++
+		}
+	}
+	telemetry.IncrCounter(float32(len(samples))-misses, "health_attested", "ok")
+	telemetry.IncrCounter(misses, "health_attested", "miss")
 	return samples
 }
 

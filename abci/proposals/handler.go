@@ -107,15 +107,26 @@ func (h Handler) samples(ctx sdk.Context, voteHeight int64, signed Signed) (uint
 	return epoch, packed, err
 }
 
+// check verifies extensions against the group the commit attests about,
+// read from state once for the whole commit.
 func (h Handler) check(ctx sdk.Context, voteHeight int64) ExtensionCheck {
-	return func(ext []byte) ([]byte, error) { return ve.VerifiedVerdicts(ctx, h.groups, voteHeight, ext) }
+	epoch, n, err := h.groups.VoteGroup(ctx, voteHeight)
+	if err != nil {
+		return func([]byte) ([]byte, error) { return nil, fmt.Errorf("epoch group: %w", err) }
+	}
+	return ve.NewChecker(epoch, n).Verdicts
 }
 
 func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
 	voteHeight := height - 1
 	keys := h.keys(ctx)
-	pruned := Prune(local, ctx.ChainID(), voteHeight, keys, h.check(ctx, voteHeight))
-	signed, err := Check(pruned, CommitInfoOf(pruned), ctx.ChainID(), voteHeight, keys, h.check(ctx, voteHeight))
+	check := h.check(ctx, voteHeight)
+	pruned := Prune(local, ctx.ChainID(), voteHeight, keys, check)
+	if dropped := countPruned(local, pruned); dropped > 0 {
+		telemetry.IncrCounter(float32(dropped), "health_bundle", "pruned_extensions")
+		h.logger.Debug("pruned invalid vote extensions", "height", height, "count", dropped)
+	}
+	signed, err := Check(pruned, CommitInfoOf(pruned), ctx.ChainID(), voteHeight, keys, check)
 	if err != nil {
 		return nil, err
 	}
@@ -181,4 +192,15 @@ func (h Handler) verify(ctx sdk.Context, height int64, tx []byte, last abci.Comm
 		return errors.New("samples do not follow from the commit")
 	}
 	return nil
+}
+
+// countPruned is how many extensions Prune removed.
+func countPruned(before, after abci.ExtendedCommitInfo) int {
+	n := 0
+	for i := range before.Votes {
+		if len(before.Votes[i].ExtensionSignature) > 0 && len(after.Votes[i].ExtensionSignature) == 0 {
+			n++
+		}
+	}
+	return n
 }

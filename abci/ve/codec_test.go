@@ -3,6 +3,7 @@ package ve
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -120,4 +121,33 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = Validate(e, e.EpochIndex, n)
 	})
+}
+
+// BenchmarkExtensionSize reports the encoded size of an extension at 1,000
+// and 10,000 executors (goals 260 B and 2.6 KB), at a realistic epoch index
+// and at a very large one.
+func BenchmarkExtensionSize(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, epoch := range []uint64{1000, 1 << 40} {
+			b.Run(fmt.Sprintf("executors=%d/epoch=%d", n, epoch), func(b *testing.B) {
+				vs := make([]verdict.Verdict, n)
+				for i := range vs {
+					vs[i] = verdict.Verdict(1 + i%2)
+				}
+				var size int
+				for b.Loop() {
+					packed, err := verdict.Pack(vs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed})
+					if err != nil {
+						b.Fatal(err)
+					}
+					size = len(bz)
+				}
+				b.ReportMetric(float64(size), "bytes")
+			})
+		}
+	}
 }

@@ -127,6 +127,16 @@ func VerifiedVerdicts(ctx context.Context, groups GroupReader, height int64, bz 
 	if err != nil {
 		return nil, fmt.Errorf("epoch group: %w", err)
 	}
+	return CheckedVerdicts(bz, epoch, n)
+}
+
+// CheckedVerdicts verifies an extension against a known epoch and group
+// size (read once per commit) and returns its packed verdicts, nil for an
+// abstention.
+func CheckedVerdicts(bz []byte, epoch uint64, n int) ([]byte, error) {
+	if len(bz) == 0 {
+		return nil, nil
+	}
 	ext, err := Decode(bz, n)
 	if err != nil {
 		return nil, err
@@ -143,4 +153,33 @@ func check(bz []byte, epoch uint64, n int) error {
 		return err
 	}
 	return Validate(ext, epoch, n)
+}
+
+// Checker verifies the extensions of one commit against one group. Honest
+// validators usually send identical extensions, so each distinct byte
+// string is decoded once (the memo is only looked up, never iterated).
+type Checker struct {
+	epoch uint64
+	n     int
+	memo  map[string]checked
+}
+
+type checked struct {
+	verdicts []byte
+	err      error
+}
+
+// NewChecker checks extensions for epoch with a group of n.
+func NewChecker(epoch uint64, n int) *Checker {
+	return &Checker{epoch: epoch, n: n, memo: map[string]checked{}}
+}
+
+// Verdicts is CheckedVerdicts, remembered per distinct extension.
+func (c *Checker) Verdicts(bz []byte) ([]byte, error) {
+	if r, ok := c.memo[string(bz)]; ok {
+		return r.verdicts, r.err
+	}
+	v, err := CheckedVerdicts(bz, c.epoch, c.n)
+	c.memo[string(bz)] = checked{v, err}
+	return v, err
 }

@@ -7,9 +7,11 @@
 package aggregate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -49,26 +51,67 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 			}
 		}
 	}
-	var out []Sample
-	for i := 0; i < n; i++ {
-		var ok, miss uint64
-		for _, v := range votes {
-			if len(v.Verdicts) == 0 {
+	ok, miss := make([]uint64, n), make([]uint64, n)
+	// Most bytes hold four oks: they are tallied per byte and spread once.
+	allOK := make([]uint64, verdict.PackedLen(n))
+	for _, v := range distinct(votes) {
+		p := uint64(v.Power)
+		for j, b := range v.Verdicts {
+			switch b {
+			case 0:
+				continue // four unknowns
+			case fourOKs:
+				allOK[j] += p
 				continue
 			}
-			switch verdict.At(v.Verdicts, i) {
-			case verdict.OK:
-				ok += uint64(v.Power)
-			case verdict.Miss:
-				miss += uint64(v.Power)
+			for k := 0; k < 4 && 4*j+k < n; k++ {
+				v := b >> (2 * k) & 3
+				ok[4*j+k] += p * isOK[v]
+				miss[4*j+k] += p * isMiss[v]
 			}
 		}
+	}
+	var out []Sample
+	for i := 0; i < n; i++ {
+		ok[i] += allOK[i/4]
 		switch {
-		case 2*miss > total:
+		case 2*miss[i] > total:
 			out = append(out, Sample{Index: i, Miss: true})
-		case 2*ok > total:
+		case 2*ok[i] > total:
 			out = append(out, Sample{Index: i})
 		}
 	}
 	return out, nil
+}
+
+// fourOKs is a byte of four ok verdicts (padding is zero, so a last byte
+// of fewer verdicts never equals it).
+const fourOKs = byte(verdict.OK | verdict.OK<<2 | verdict.OK<<4 | verdict.OK<<6)
+
+// isOK and isMiss weigh a 2-bit verdict without branching.
+var (
+	isOK   = [4]uint64{verdict.OK: 1}
+	isMiss = [4]uint64{verdict.Miss: 1}
+)
+
+// distinct merges votes with identical verdicts (summing their power), in
+// byte order: honest validators mostly agree, so the tally then runs over a
+// few distinct lists instead of every validator.
+func distinct(votes []Vote) []Vote {
+	sorted := make([]Vote, 0, len(votes))
+	for _, v := range votes {
+		if len(v.Verdicts) > 0 {
+			sorted = append(sorted, v)
+		}
+	}
+	slices.SortFunc(sorted, func(a, b Vote) int { return bytes.Compare(a.Verdicts, b.Verdicts) })
+	out := sorted[:0]
+	for _, v := range sorted {
+		if last := len(out) - 1; last >= 0 && bytes.Equal(out[last].Verdicts, v.Verdicts) {
+			out[last].Power += v.Power
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"cosmossdk.io/collections"
+
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -33,10 +35,16 @@ func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed [
 	if err := verdict.Check(packed, int(n)); err != nil {
 		return nil, fmt.Errorf("bundle samples: %w", err)
 	}
+	// An ok for an executor without a breaker record changes nothing: only
+	// misses and the executors the breaker holds are mapped to addresses.
+	held, err := k.heldIndices(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []AttestedSample
 	for i := uint32(0); i < n; i++ {
 		v := verdict.At(packed, int(i))
-		if v == verdict.Unknown {
+		if v == verdict.Unknown || (v == verdict.OK && !held[i]) {
 			continue
 		}
 		m, err := k.EpochMembers.Get(ctx, i)
@@ -50,4 +58,25 @@ func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed [
 		out = append(out, AttestedSample{Executor: sdk.AccAddress(addr), Miss: v == verdict.Miss})
 	}
 	return out, nil
+}
+
+// heldIndices are the group indices of the executors with a breaker record
+// (few); the map is only looked up.
+func (k Keeper) heldIndices(ctx context.Context) (map[uint32]bool, error) {
+	held := map[uint32]bool{}
+	err := k.ExecutorHealth.Walk(ctx, nil, func(addr sdk.AccAddress, _ types.ExecutorHealth) (bool, error) {
+		i, err := k.EpochMemberIndex.Get(ctx, addr)
+		if errors.Is(err, collections.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return true, err
+		}
+		held[i] = true
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk breaker records: %w", err)
+	}
+	return held, nil
 }
