@@ -1,6 +1,8 @@
 package localnet_test
 
 import (
+	"encoding/base64"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -54,6 +56,40 @@ func TestLocalnetAttestationTimeline(t *testing.T) {
 		E, excluded.Reason, ev["kind"], ev["misses"], ev["samples"], E-firstSeen)
 	t.Logf("  %5d  endpoint back up", upAt)
 	t.Logf("  %5d  PROBE (cooldown %s) and HEALTHY, reason %s: +%d blocks after exclusion", H, excluded.CooldownBlocks, healthy.Reason, H-E)
+
+	// Attack: the bundle bytes of a block sent back through CheckTx.
+	var blk struct {
+		Result struct {
+			Block struct {
+				Data struct {
+					Txs []string `json:"txs"`
+				} `json:"data"`
+			} `json:"block"`
+		} `json:"result"`
+	}
+	if err := n.getJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+n.offset, E), &blk); err != nil {
+		t.Fatal(err)
+	}
+	if len(blk.Result.Block.Data.Txs) == 0 {
+		t.Fatalf("block %d has no health bundle", E)
+	}
+	raw, err := base64.StdEncoding.DecodeString(blk.Result.Block.Data.Txs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked struct {
+		Result struct {
+			Code uint32 `json:"code"`
+			Log  string `json:"log"`
+		} `json:"result"`
+	}
+	if err := n.getJSON(fmt.Sprintf("http://127.0.0.1:%d/broadcast_tx_sync?tx=0x%x", 26657+n.offset, raw), &checked); err != nil {
+		t.Fatal(err)
+	}
+	if checked.Result.Code == 0 {
+		t.Errorf("CheckTx accepted the health bundle bytes")
+	}
+	t.Logf("  bundle bytes through CheckTx: code %d (%s)", checked.Result.Code, checked.Result.Log)
 
 	if ev["kind"] != "SAMPLE_KIND_ATTESTED" {
 		t.Errorf("excluded on %v, want attested evidence", ev)

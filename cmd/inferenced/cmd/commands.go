@@ -60,6 +60,7 @@ func queryCommand() *cobra.Command {
 		server.QueryBlocksCmd(),
 		authcmd.QueryTxCmd(),
 		server.QueryBlockResultsCmd(),
+		healthBundleCmd(),
 	)
 	return cmd
 }
