@@ -72,7 +72,7 @@ func healthBundleCmd() *cobra.Command {
 			}
 			// The bundle is about the group in force before the block.
 			var members []types.EpochMember
-			res, err := types.NewQueryClient(clientCtx.WithHeight(height - 1)).EpochGroup(cmd.Context(), &types.QueryEpochGroupRequest{})
+			res, err := types.NewQueryClient(clientCtx.WithHeight(height-1)).EpochGroup(cmd.Context(), &types.QueryEpochGroupRequest{})
 			if err == nil && res.Group.EpochIndex == b.Epoch {
 				members = res.Group.Members
 			}
