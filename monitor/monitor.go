@@ -50,6 +50,9 @@ type Monitor struct {
 	group Group
 	obs   []observation
 	slots chan struct{}
+	// next is where the next tick starts handing out slots, so that with
+	// more executors than slots every executor gets its turn.
+	next int
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -94,6 +97,7 @@ func (m *Monitor) Stop() {
 	m.cancel()
 	<-m.done
 	m.probes.Wait()
+	m.prober.client.CloseIdleConnections()
 }
 
 // tick refreshes the group and starts a probe for every executor that has
@@ -106,26 +110,25 @@ func (m *Monitor) tick(ctx context.Context) {
 		return
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if group.Epoch != m.group.Epoch || len(group.Members) != len(m.group.Members) {
 		m.obs = make([]observation, len(group.Members))
+		m.next = 0
 	}
 	m.group = group
-	var due []int
-	for i := range m.obs {
-		if !m.obs[i].inFlight {
-			due = append(due, i)
+	n := len(m.obs)
+	for k := 0; k < n; k++ {
+		i := (m.next + k) % n
+		if m.obs[i].inFlight {
+			continue
 		}
-	}
-	m.mu.Unlock()
-	for _, i := range due {
 		select {
 		case m.slots <- struct{}{}:
 		default:
-			return // all slots busy: the rest wait for the next tick
+			m.next = i // all slots busy: resume here on the next tick
+			return
 		}
-		m.mu.Lock()
 		m.obs[i].inFlight = true
-		m.mu.Unlock()
 		m.probes.Add(1)
 		go m.probeOne(ctx, group.Epoch, i, group.Members[i].URL)
 	}

@@ -118,6 +118,9 @@ func TestAttackInternalTargetsRefusedUnlessAllowed(t *testing.T) {
 		"10.1.2.3:80": false, "192.168.0.1:80": false, "172.16.5.5:80": false, "169.254.169.254:80": false,
 		"[::1]:80": false, "[fe80::1]:80": false, "[fd00::1]:80": false, "0.0.0.0:80": false, "224.0.0.1:80": false,
 		"[::ffff:127.0.0.1]:80": false, "8.8.8.8:443": true, "[2001:4860:4860::8888]:443": true,
+		"100.100.100.200:80": false, "0.1.2.3:80": false, "198.18.0.1:80": false, "255.255.255.255:80": false,
+		"[64:ff9b::a9fe:a9fe]:80": false, "[2002:a9fe:a9fe::1]:80": false, "[::10.0.0.1]:80": false,
+		"[fec0::1]:80": false, "[64:ff9b::808:808]:80": true,
 	} {
 		if err := checkDialAddress(addr, false); (err == nil) != allowed {
 			t.Errorf("%s: err=%v, want allowed=%v", addr, err, allowed)
@@ -179,6 +182,38 @@ func TestMonitorSnapshotAndStaleness(t *testing.T) {
 			t.Fatalf("verdict %d is %s after the TTL", i, v)
 		}
 	}
+}
+
+// With more executors than probe slots, every executor still gets its turn.
+func TestMonitorProbesEveryExecutorWithFewSlots(t *testing.T) {
+	ok := server(t, func(http.ResponseWriter, *http.Request) {})
+	var members []Member
+	for range 40 {
+		members = append(members, Member{URL: ok.URL})
+	}
+	cfg := testConfig()
+	cfg.MaxConcurrency = 4
+	m, err := New(cfg, func(context.Context) (Group, error) { return Group{Epoch: 1, Members: members}, nil }, log.NewNopLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	defer m.Stop()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		vs, err := m.Snapshot(1, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := true
+		for _, v := range vs {
+			all = all && v == verdict.OK
+		}
+		if all {
+			return
+		}
+	}
+	vs, _ := m.Snapshot(1, 40)
+	t.Fatalf("not every executor was probed: %v", vs)
 }
 
 func TestConfigValidate(t *testing.T) {

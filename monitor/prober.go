@@ -57,12 +57,46 @@ func newProber(cfg Config) *prober {
 	}
 }
 
+// internal are ranges that are not the public internet beyond what netip
+// classifies: shared carrier NAT (where some clouds keep their metadata
+// service), "this network", benchmarking, reserved and broadcast, the IETF
+// protocol block, deprecated site-local IPv6.
+var internal = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("fec0::/10"),
+}
+
+// embeddedIPv4 returns the IPv4 address that an IPv6 translation or
+// tunnelling address carries (NAT64, 6to4, IPv4-compatible), if any.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	switch {
+	case netip.MustParsePrefix("64:ff9b::/96").Contains(ip), netip.MustParsePrefix("::/96").Contains(ip):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case netip.MustParsePrefix("64:ff9b:1::/48").Contains(ip):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case netip.MustParsePrefix("2002::/16").Contains(ip):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	}
+	return netip.Addr{}, false
+}
+
 func checkDialAddress(address string, allowPrivate bool) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: %q", ErrForbiddenAddress, address)
 	}
-	ip := ap.Addr().Unmap()
+	return checkIP(ap.Addr().Unmap(), allowPrivate)
+}
+
+func checkIP(ip netip.Addr, allowPrivate bool) error {
 	switch {
 	case ip.IsUnspecified(), ip.IsMulticast(), ip.IsInterfaceLocalMulticast(), ip.IsLinkLocalMulticast():
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ip)
@@ -70,6 +104,14 @@ func checkDialAddress(address string, allowPrivate bool) error {
 		return nil
 	case ip.IsLoopback(), ip.IsPrivate(), ip.IsLinkLocalUnicast():
 		return fmt.Errorf("%w: %s is internal", ErrForbiddenAddress, ip)
+	}
+	for _, p := range internal {
+		if p.Contains(ip) {
+			return fmt.Errorf("%w: %s is internal", ErrForbiddenAddress, ip)
+		}
+	}
+	if v4, ok := embeddedIPv4(ip); ok {
+		return checkIP(v4, allowPrivate)
 	}
 	return nil
 }

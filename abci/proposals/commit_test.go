@@ -9,6 +9,7 @@ import (
 	cmtcrypto "github.com/cometbft/cometbft/crypto"
 	"github.com/cometbft/cometbft/crypto/ed25519"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 )
 
 const (
@@ -190,5 +191,34 @@ func TestCheckRejectsAttacks(t *testing.T) {
 				t.Fatalf("pruning kept the bad extension: %+v", s)
 			}
 		})
+	}
+}
+
+// The signatures are checked against exactly what CometBFT signs: bytes
+// produced by CometBFT's own VoteExtensionSignBytes, in a later round, pass.
+func TestCheckAcceptsSignaturesOverCometBFTSignBytes(t *testing.T) {
+	vals := validators()
+	ec := abci.ExtendedCommitInfo{Round: 2}
+	for i, v := range vals {
+		ext := []byte{'v', byte(i)}
+		msg := cmttypes.VoteExtensionSignBytes(testChain, &cmtproto.Vote{
+			Type: cmtproto.PrecommitType, Height: testHeight, Round: 2, Extension: ext,
+		})
+		sig, err := v.key.Sign(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ec.Votes = append(ec.Votes, abci.ExtendedVoteInfo{
+			Validator:     abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
+			VoteExtension: ext, ExtensionSignature: sig, BlockIdFlag: cmtproto.BlockIDFlagCommit,
+		})
+	}
+	s, err := check(ec, CommitInfoOf(ec), keysOf(vals))
+	if err != nil || s.ValidPower != 100 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	ec.Round = 1 // same signatures claimed for another round
+	if _, err := check(ec, CommitInfoOf(ec), keysOf(vals)); err == nil {
+		t.Fatal("signatures of round 2 accepted for round 1")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	abci "github.com/cometbft/cometbft/abci/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 
 	"cosmossdk.io/log"
 	"github.com/cosmos/cosmos-sdk/telemetry"
@@ -54,26 +55,38 @@ func isEmpty(b Bundle) bool {
 	return len(b.Commit.Votes) == 0 && b.Commit.Round == 0 && b.Epoch == 0 && len(b.Samples) == 0
 }
 
+// protoSize is what a transaction costs against MaxTxBytes: CometBFT counts
+// each one with its protobuf field tag and length prefix.
+func protoSize(tx []byte) int64 { return cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{tx}) }
+
 // PrepareProposal puts the bundle first and lets the inner handler fill the
-// rest of the block within what is left of MaxTxBytes.
+// rest of the block within what is left of MaxTxBytes. It never fails a
+// proposal for want of a bundle: on any error or panic it proposes the
+// bundle (or the empty one) alone, since a block without tx[0] would be
+// rejected by every validator.
 func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
-	return func(ctx sdk.Context, req *abci.RequestPrepareProposal) (*abci.ResponsePrepareProposal, error) {
+	return func(ctx sdk.Context, req *abci.RequestPrepareProposal) (resp *abci.ResponsePrepareProposal, err error) {
 		if !ExtensionsEnabled(ctx, req.Height) {
 			return h.prepare(ctx, req)
 		}
-		bundle, err := h.build(ctx, req.Height, req.LocalLastCommit)
-		if err != nil {
+		bundle := emptyBundle()
+		defer func() {
+			if r := recover(); r != nil {
+				h.logger.Error("PrepareProposal panicked; proposing the bundle alone", "height", req.Height, "panic", r)
+				resp, err = &abci.ResponsePrepareProposal{Txs: [][]byte{bundle}}, nil
+			}
+		}()
+		if built, err := h.build(ctx, req.Height, req.LocalLastCommit); err != nil {
 			h.logger.Info("proposing without attestations", "height", req.Height, "reason", err)
-			bundle = emptyBundle()
-		}
-		if int64(len(bundle)) > req.MaxTxBytes {
-			bundle = emptyBundle()
+		} else if protoSize(built) <= req.MaxTxBytes {
+			bundle = built
 		}
 		inner := *req
-		inner.MaxTxBytes -= int64(len(bundle))
-		resp, err := h.prepare(ctx, &inner)
+		inner.MaxTxBytes -= protoSize(bundle)
+		resp, err = h.prepare(ctx, &inner)
 		if err != nil {
-			return nil, err
+			h.logger.Error("inner PrepareProposal failed; proposing the bundle alone", "height", req.Height, "err", err)
+			return &abci.ResponsePrepareProposal{Txs: [][]byte{bundle}}, nil
 		}
 		txs := make([][]byte, 0, len(resp.Txs)+1)
 		txs = append(txs, bundle)
@@ -134,7 +147,16 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 	if err != nil {
 		return nil, err
 	}
-	return Encode(Bundle{Commit: pruned, Epoch: epoch, Samples: packed})
+	bz, err := Encode(Bundle{Commit: pruned, Epoch: epoch, Samples: packed})
+	if err != nil {
+		return nil, err
+	}
+	// Validators refuse larger bundles before decoding; propose none rather
+	// than one nobody accepts.
+	if len(bz) > MaxBundleSize {
+		return nil, fmt.Errorf("bundle of %d bytes exceeds %d", len(bz), MaxBundleSize)
+	}
+	return bz, nil
 }
 
 var reject = &abci.ResponseProcessProposal{Status: abci.ResponseProcessProposal_REJECT}

@@ -2,10 +2,12 @@ package proposals
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 
 	"cosmossdk.io/log"
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -94,8 +96,11 @@ func TestPrepareInjectsBundleAndProcessAcceptsIt(t *testing.T) {
 	if len(resp.Txs) != 2 || !IsBundle(resp.Txs[0]) || string(resp.Txs[1]) != string(user) {
 		t.Fatalf("proposal txs %x", resp.Txs)
 	}
-	if r.prepared.MaxTxBytes != 10_000-int64(len(resp.Txs[0])) {
-		t.Fatalf("inner handler got MaxTxBytes %d", r.prepared.MaxTxBytes)
+	// CometBFT counts each transaction with its protobuf tag and length
+	// prefix; the inner handler must get only what is left after that.
+	if want := 10_000 - cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{resp.Txs[0]}); r.prepared.MaxTxBytes != want ||
+		want >= 10_000-int64(len(resp.Txs[0])) {
+		t.Fatalf("inner handler got MaxTxBytes %d, want %d", r.prepared.MaxTxBytes, want)
 	}
 	b, err := Decode(resp.Txs[0])
 	if err != nil {
@@ -225,5 +230,30 @@ func TestPrepareFallsBackToAnEmptyBundle(t *testing.T) {
 	b, err := Decode(resp.Txs[0])
 	if err != nil || !isEmpty(b) {
 		t.Fatalf("bundle %+v %v", b, err)
+	}
+}
+
+// A failing inner handler (or a panic) must not leave the block without its
+// bundle: every validator would reject it.
+func TestPrepareProposesTheBundleAloneWhenTheInnerHandlerFails(t *testing.T) {
+	vals := validators()
+	failing := func(sdk.Context, *abci.RequestPrepareProposal) (*abci.ResponsePrepareProposal, error) {
+		return nil, errors.New("mempool broke")
+	}
+	panicking := func(sdk.Context, *abci.RequestPrepareProposal) (*abci.ResponsePrepareProposal, error) {
+		panic("mempool bug")
+	}
+	for name, inner := range map[string]sdk.PrepareProposalHandler{"error": failing, "panic": panicking} {
+		r := &recorder{}
+		h := NewHandler(inner, r.process, group{epoch: 3, n: 2}, func(sdk.Context) KeyLookup { return keysOf(vals) }, log.NewNopLogger())
+		resp, err := h.PrepareProposal()(enabledCtx(2), &abci.RequestPrepareProposal{
+			Height: testHeight + 1, MaxTxBytes: 10_000, LocalLastCommit: healthCommit(t, vals),
+		})
+		if err != nil || len(resp.Txs) != 1 || !IsBundle(resp.Txs[0]) {
+			t.Fatalf("%s: %x %v", name, resp.Txs, err)
+		}
+		if process(t, h, resp.Txs, CommitInfoOf(healthCommit(t, vals))) != abci.ResponseProcessProposal_ACCEPT {
+			t.Fatalf("%s: the bundle alone is rejected", name)
+		}
 	}
 }
