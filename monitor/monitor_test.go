@@ -202,7 +202,7 @@ func TestMonitorProbesEveryExecutorWithFewSlots(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		vs, err := m.Snapshot(1, 40)
 		if err != nil {
-			t.Fatal(err)
+			continue // the first tick has not read the group yet
 		}
 		all := true
 		for _, v := range vs {
