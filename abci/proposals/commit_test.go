@@ -68,19 +68,24 @@ func sign(t *testing.T, v validator, ext []byte, height int64, chain string) []b
 	return sig
 }
 
+// signedVote is v's commit vote for the block with extension ext, signed.
+func signedVote(t *testing.T, v validator, ext []byte) abci.ExtendedVoteInfo {
+	t.Helper()
+	return abci.ExtendedVoteInfo{
+		Validator:          abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
+		VoteExtension:      ext,
+		ExtensionSignature: sign(t, v, ext, testHeight, testChain),
+		BlockIdFlag:        cmtproto.BlockIDFlagCommit,
+	}
+}
+
 // commit builds a signed extended commit where every validator voted for
 // the block with extension "v<i>".
 func commit(t *testing.T, vals []validator) abci.ExtendedCommitInfo {
 	t.Helper()
 	ec := abci.ExtendedCommitInfo{Round: testRound}
 	for i, v := range vals {
-		ext := []byte{'v', byte(i)}
-		ec.Votes = append(ec.Votes, abci.ExtendedVoteInfo{
-			Validator:          abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
-			VoteExtension:      ext,
-			ExtensionSignature: sign(t, v, ext, testHeight, testChain),
-			BlockIdFlag:        cmtproto.BlockIDFlagCommit,
-		})
+		ec.Votes = append(ec.Votes, signedVote(t, v, []byte{'v', byte(i)}))
 	}
 	return ec
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
-	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // KeySource gives the validators' consensus keys as the context's state
@@ -109,14 +108,7 @@ func (h Handler) samples(ctx sdk.Context, voteHeight int64, signed Signed) (uint
 	if err != nil {
 		return 0, nil, err
 	}
-	vs := make([]verdict.Verdict, n)
-	for _, s := range got {
-		vs[s.Index] = verdict.OK
-		if s.Miss {
-			vs[s.Index] = verdict.Miss
-		}
-	}
-	packed, err := verdict.Pack(vs)
+	packed, err := aggregate.Pack(got, n)
 	return epoch, packed, err
 }
 

@@ -65,12 +65,7 @@ func healthCommit(t *testing.T, vals []validator) abci.ExtendedCommitInfo {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ec.Votes = append(ec.Votes, abci.ExtendedVoteInfo{
-			Validator:          abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
-			VoteExtension:      ext,
-			ExtensionSignature: sign(t, v, ext, testHeight, testChain),
-			BlockIdFlag:        cmtproto.BlockIDFlagCommit,
-		})
+		ec.Votes = append(ec.Votes, signedVote(t, v, ext))
 	}
 	return ec
 }

@@ -115,3 +115,19 @@ func distinct(votes []Vote) []Vote {
 	}
 	return out
 }
+
+// Pack encodes samples for a group of n as packed verdicts (no sample is
+// unknown), the form a health bundle carries.
+func Pack(samples []Sample, n int) ([]byte, error) {
+	vs := make([]verdict.Verdict, n)
+	for _, s := range samples {
+		if s.Index < 0 || s.Index >= n {
+			return nil, fmt.Errorf("sample for executor %d outside a group of %d", s.Index, n)
+		}
+		vs[s.Index] = verdict.OK
+		if s.Miss {
+			vs[s.Index] = verdict.Miss
+		}
+	}
+	return verdict.Pack(vs)
+}

@@ -102,14 +102,7 @@ func benchAttestation(b *testing.B, distinct bool) {
 		}
 		samples, err := aggregate.Aggregate(agg, size)
 		require.NoError(b, err)
-		out := make([]verdict.Verdict, size)
-		for _, s := range samples {
-			out[s.Index] = verdict.OK
-			if s.Miss {
-				out[s.Index] = verdict.Miss
-			}
-		}
-		bundleSamples, err := verdict.Pack(out)
+		bundleSamples, err := aggregate.Pack(samples, size)
 		require.NoError(b, err)
 		attested, err := k.AttestedSamples(block, e, bundleSamples)
 		require.NoError(b, err)
