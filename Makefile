@@ -70,7 +70,7 @@ fuzz:
 	rm -rf $$tmp
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./x/inference/...
+	$(GO) test -run '^$$' -bench . -benchmem ./x/inference/... ./abci/...
 
 localnet: build
 	bash scripts/localnet-run.sh
