@@ -1,0 +1,136 @@
+package proposals
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+	"github.com/cometbft/cometbft/crypto/ed25519"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+
+	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/aggregate"
+	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
+)
+
+// TestPropertyByzantineMinorityThroughPruneAndCheck runs the proposer's
+// whole path (Prune, Check, aggregate) over random validator sets whose
+// Byzantine members hold less than a third of the power and lie, send
+// garbage, forge signatures or abstain, in commits holding at least two
+// thirds. Whenever a bundle can be built: no sample lacks the vote of an
+// honest validator in the commit, and every verdict all honest validators
+// in the commit share is produced.
+func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	const epoch = 3
+	built := 0
+	for run := range 300 {
+		nVals, n := 4+rng.IntN(20), 1+rng.IntN(12)
+		type member struct {
+			v   validator
+			byz bool
+		}
+		var set []member
+		var total, byzPower int64
+		for i := range nVals {
+			m := member{v: validator{key: ed25519.GenPrivKeyFromSecret([]byte{byte(run), byte(run >> 8), byte(i)}), power: 1 + rng.Int64N(100)}}
+			total += m.v.power
+			set = append(set, m)
+		}
+		for _, i := range rng.Perm(nVals) {
+			if 3*(byzPower+set[i].v.power) < total && rng.IntN(2) == 0 {
+				set[i].byz = true
+				byzPower += set[i].v.power
+			}
+		}
+		slices.SortFunc(set, func(a, b member) int {
+			if a.v.power != b.v.power {
+				return int(b.v.power - a.v.power)
+			}
+			return bytes.Compare(a.v.key.PubKey().Address(), b.v.key.PubKey().Address())
+		})
+		truth := make([]verdict.Verdict, n)
+		unanimous := make([]bool, n)
+		for e := range truth {
+			truth[e], unanimous[e] = verdict.Verdict(1+rng.IntN(2)), rng.IntN(2) == 0
+		}
+		var ec abci.ExtendedCommitInfo
+		var commitPower int64
+		honestVoted := make([][3]bool, n)
+		var vals []validator
+		for _, i := range rng.Perm(nVals) {
+			vals = append(vals, set[i].v)
+		}
+		for _, m := range set {
+			vote := abci.ExtendedVoteInfo{Validator: abci.Validator{Address: m.v.key.PubKey().Address(), Power: m.v.power}}
+			if 3*commitPower >= 2*total && rng.IntN(3) == 0 {
+				vote.BlockIdFlag = cmtproto.BlockIDFlagAbsent
+				ec.Votes = append(ec.Votes, vote)
+				continue
+			}
+			commitPower += m.v.power
+			vs := make([]verdict.Verdict, n)
+			for e := range vs {
+				switch {
+				case m.byz || !unanimous[e]:
+					vs[e] = verdict.Verdict(rng.IntN(3))
+				default:
+					vs[e] = truth[e]
+				}
+				if !m.byz {
+					honestVoted[e][vs[e]] = true
+				}
+			}
+			packed, _ := verdict.Pack(vs)
+			ext, _ := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed})
+			signer := m.v
+			if m.byz {
+				switch rng.IntN(4) {
+				case 0:
+					ext = []byte{0xde, 0xad} // garbage, validly signed
+				case 1:
+					signer = set[rng.IntN(nVals)].v // forged signature
+				case 2:
+					ext = nil // abstains
+				}
+			}
+			vote = signedVote(t, signer, ext)
+			vote.Validator = abci.Validator{Address: m.v.key.PubKey().Address(), Power: m.v.power}
+			ec.Votes = append(ec.Votes, vote)
+		}
+		check := ve.NewChecker(epoch, n).Verdicts
+		pruned := Prune(ec, testChain, testHeight, keysOf(vals), check)
+		signed, err := Check(pruned, CommitInfoOf(ec), testChain, testHeight, keysOf(vals), check)
+		if err != nil {
+			continue // fewer than 2/3 valid after pruning: the proposer sends an empty bundle
+		}
+		built++
+		samples, err := aggregate.Aggregate(signed.Votes, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		produced := make([]verdict.Verdict, n)
+		for _, s := range samples {
+			v := verdict.OK
+			if s.Miss {
+				v = verdict.Miss
+			}
+			if !honestVoted[s.Index][v] {
+				t.Fatalf("run %d: executor %d got %s without an honest vote for it", run, s.Index, v)
+			}
+			produced[s.Index] = v
+		}
+		for e := range truth {
+			if unanimous[e] && produced[e] != truth[e] {
+				t.Fatalf("run %d: executor %d: all honest said %s, produced %s", run, e, truth[e], produced[e])
+			}
+		}
+	}
+	if built < 100 {
+		t.Fatalf("only %d of 300 runs built a bundle: the property was hardly exercised", built)
+	}
+	t.Logf("%d of 300 runs built a bundle", built)
+}
