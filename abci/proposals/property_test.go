@@ -75,6 +75,8 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 			vs := make([]verdict.Verdict, n)
 			for e := range vs {
 				switch {
+				case m.byz && unanimous[e]:
+					vs[e] = 3 - truth[e] // the opposite of what every honest validator says
 				case m.byz || !unanimous[e]:
 					vs[e] = verdict.Verdict(rng.IntN(3))
 				default:
