@@ -155,14 +155,14 @@ func (app *App) attestedSamples(ctx sdk.Context, req *abci.RequestFinalizeBlock)
 		ctx.Logger().Error("health bundle does not fit the epoch group", "height", req.Height, "err", err)
 		return nil
 	}
-	var misses float32
+	misses := 0
 	for _, s := range samples {
 		if s.Miss {
 			misses++
 		}
 	}
-	telemetry.IncrCounter(float32(len(samples))-misses, "health_attested", "ok")
-	telemetry.IncrCounter(misses, "health_attested", "miss")
+	telemetry.IncrCounter(float32(len(samples)-misses), "health_attested", "ok")
+	telemetry.IncrCounter(float32(misses), "health_attested", "miss")
 	return samples
 }
 

@@ -98,34 +98,41 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 	}
 }
 
-// samples computes the packed attested samples of a checked commit.
-func (h Handler) samples(ctx sdk.Context, voteHeight int64, signed Signed) (uint64, []byte, error) {
-	epoch, n, err := h.groups.VoteGroup(ctx, voteHeight)
-	if err != nil {
-		return 0, nil, fmt.Errorf("epoch group: %w", err)
-	}
-	got, err := aggregate.Aggregate(signed.Votes, n)
-	if err != nil {
-		return 0, nil, err
-	}
-	packed, err := aggregate.Pack(got, n)
-	return epoch, packed, err
+// attestedGroup is the epoch and group size a commit's extensions attest
+// about, read from state once per proposal.
+type attestedGroup struct {
+	epoch uint64
+	n     int
 }
 
-// check verifies extensions against the group the commit attests about,
-// read from state once for the whole commit.
-func (h Handler) check(ctx sdk.Context, voteHeight int64) ExtensionCheck {
+func (h Handler) attestedGroup(ctx sdk.Context, voteHeight int64) (attestedGroup, error) {
 	epoch, n, err := h.groups.VoteGroup(ctx, voteHeight)
 	if err != nil {
-		return func([]byte) ([]byte, error) { return nil, fmt.Errorf("epoch group: %w", err) }
+		return attestedGroup{}, fmt.Errorf("epoch group: %w", err)
 	}
-	return ve.NewChecker(epoch, n).Verdicts
+	return attestedGroup{epoch: epoch, n: n}, nil
+}
+
+// check verifies extensions against the group, each distinct one once.
+func (g attestedGroup) check() ExtensionCheck { return ve.NewChecker(g.epoch, g.n).Verdicts }
+
+// samples computes the packed attested samples of a checked commit.
+func (g attestedGroup) samples(signed Signed) ([]byte, error) {
+	got, err := aggregate.Aggregate(signed.Votes, g.n)
+	if err != nil {
+		return nil, err
+	}
+	return aggregate.Pack(got, g.n)
 }
 
 func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
 	voteHeight := height - 1
+	g, err := h.attestedGroup(ctx, voteHeight)
+	if err != nil {
+		return nil, err
+	}
 	keys := h.keys(ctx)
-	check := h.check(ctx, voteHeight)
+	check := g.check()
 	pruned := Prune(local, ctx.ChainID(), voteHeight, keys, check)
 	if dropped := countPruned(local, pruned); dropped > 0 {
 		telemetry.IncrCounter(float32(dropped), "health_bundle", "pruned_extensions")
@@ -135,11 +142,11 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 	if err != nil {
 		return nil, err
 	}
-	epoch, packed, err := h.samples(ctx, voteHeight, signed)
+	packed, err := g.samples(signed)
 	if err != nil {
 		return nil, err
 	}
-	bz, err := Encode(Bundle{Commit: pruned, Epoch: epoch, Samples: packed})
+	bz, err := Encode(Bundle{Commit: pruned, Epoch: g.epoch, Samples: packed})
 	if err != nil {
 		return nil, err
 	}
@@ -193,16 +200,19 @@ func (h Handler) verify(ctx sdk.Context, height int64, tx []byte, last abci.Comm
 		return nil
 	}
 	voteHeight := height - 1
-	keys := h.keys(ctx)
-	signed, err := Check(b.Commit, last, ctx.ChainID(), voteHeight, keys, h.check(ctx, voteHeight))
+	g, err := h.attestedGroup(ctx, voteHeight)
 	if err != nil {
 		return err
 	}
-	epoch, packed, err := h.samples(ctx, voteHeight, signed)
+	signed, err := Check(b.Commit, last, ctx.ChainID(), voteHeight, h.keys(ctx), g.check())
 	if err != nil {
 		return err
 	}
-	if epoch != b.Epoch || string(packed) != string(b.Samples) {
+	packed, err := g.samples(signed)
+	if err != nil {
+		return err
+	}
+	if g.epoch != b.Epoch || string(packed) != string(b.Samples) {
 		return errors.New("samples do not follow from the commit")
 	}
 	return nil

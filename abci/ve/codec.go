@@ -68,8 +68,3 @@ func Validate(ext types.HealthVoteExtension, epoch uint64, n int) error {
 	}
 	return verdict.Check(ext.Verdicts, n)
 }
-
-// IsAbstain reports whether a decoded extension carries nothing.
-func IsAbstain(ext types.HealthVoteExtension) bool {
-	return ext.EpochIndex == 0 && len(ext.Verdicts) == 0
-}

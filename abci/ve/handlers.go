@@ -84,7 +84,7 @@ func (h Handler) extension(ctx sdk.Context, height int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := check(bz, epoch, n); err != nil {
+	if _, err := CheckedVerdicts(bz, epoch, n); err != nil {
 		return nil, fmt.Errorf("own extension does not verify: %w", err)
 	}
 	return bz, nil
@@ -145,14 +145,6 @@ func CheckedVerdicts(bz []byte, epoch uint64, n int) ([]byte, error) {
 		return nil, err
 	}
 	return ext.Verdicts, nil
-}
-
-func check(bz []byte, epoch uint64, n int) error {
-	ext, err := Decode(bz, n)
-	if err != nil {
-		return err
-	}
-	return Validate(ext, epoch, n)
 }
 
 // Checker verifies the extensions of one commit against one group. Honest

@@ -48,7 +48,7 @@ func (k Keeper) emitTransition(ctx context.Context, e healthEntry, t breaker.Tra
 // reportHealthGauges sets the gauges of EXCLUDED and PROBE executors. It
 // reads the gates, one small entry per such executor.
 func (k Keeper) reportHealthGauges(ctx context.Context) error {
-	var excluded, probing float32
+	var excluded, probing int
 	if err := k.HealthGate.Walk(ctx, nil, func(_ string, g uint64) (bool, error) {
 		if g&3 == gateExcluded {
 			excluded++
@@ -59,8 +59,8 @@ func (k Keeper) reportHealthGauges(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("walk health gates: %w", err)
 	}
-	telemetry.SetGauge(excluded, types.ModuleName, "breaker", "excluded")
-	telemetry.SetGauge(probing, types.ModuleName, "breaker", "probing")
+	telemetry.SetGauge(float32(excluded), types.ModuleName, "breaker", "excluded")
+	telemetry.SetGauge(float32(probing), types.ModuleName, "breaker", "probing")
 	return nil
 }
 

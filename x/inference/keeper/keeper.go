@@ -98,7 +98,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		return Keeper{}, fmt.Errorf("build x/inference schema: %w", err)
 	}
 	k.Schema = schema
-	k.seams.health = breakerStage{k: k}
+	k.seams.health = DefaultHealthStage(k)
 	return k, nil
 }
 
