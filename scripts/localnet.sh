@@ -155,9 +155,10 @@ init_network() {
     toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
     toml_set "$app" grpc address "\"127.0.0.1:$(grpc_port "$i")\""
     toml_set "$app" grpc-web enable false
-    # The fake executors listen on loopback; probe them quickly.
+    # The fake executors listen on loopback. Probe several times per block,
+    # so that an outage usually shows in the very next vote extension.
     toml_set "$app" health-monitor allow-private true
-    toml_set "$app" health-monitor probe-interval '"300ms"'
+    toml_set "$app" health-monitor probe-interval '"150ms"'
     toml_set "$app" health-monitor probe-timeout '"250ms"'
     toml_set "$app" health-monitor verdict-ttl '"2s"'
     "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null

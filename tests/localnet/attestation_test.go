@@ -3,6 +3,7 @@ package localnet_test
 import (
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,8 +21,7 @@ func TestLocalnetAttestationTimeline(t *testing.T) {
 		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "VE_ENABLE_HEIGHT=2")
 	dark := n.keyAddress("exec1")
 	n.waitHeight(5, time.Minute)
-	darkAt := n.height()
-	n.control(1, "/control/dark?mode=refuse")
+	darkAt := n.goDark(1)
 
 	var excluded, healthy healthJSON
 	var upAt int64
@@ -52,10 +52,17 @@ func TestLocalnetAttestationTimeline(t *testing.T) {
 	t.Logf("timeline (blocks), executor exec1 %s, no traffic:", dark)
 	t.Logf("  %5d  goes dark (last committed block when its endpoint started refusing)", darkAt)
 	t.Logf("  %5d  first block whose vote extensions could see it", firstSeen)
+	for h := firstSeen + 1; h <= E; h++ {
+		t.Logf("  %5d  bundle: %s", h, n.bundleLine(h, dark))
+	}
 	t.Logf("  %5d  EXCLUDED, reason %s, evidence %s (%s of the last %s attested samples missed): +%d blocks",
 		E, excluded.Reason, ev["kind"], ev["misses"], ev["samples"], E-firstSeen)
 	t.Logf("  %5d  endpoint back up", upAt)
-	t.Logf("  %5d  PROBE (cooldown %s) and HEALTHY, reason %s: +%d blocks after exclusion", H, excluded.CooldownBlocks, healthy.Reason, H-E)
+	var path []string
+	for _, e := range n.transitionEvents(H, dark) {
+		path = append(path, e["to"]+" ("+e["reason"]+")")
+	}
+	t.Logf("  %5d  %s: +%d blocks after exclusion (cooldown %s)", H, strings.Join(path, " → "), H-E, excluded.CooldownBlocks)
 
 	// Attack: the bundle bytes of a block sent back through CheckTx.
 	var blk struct {
@@ -103,7 +110,83 @@ func TestLocalnetAttestationTimeline(t *testing.T) {
 	if healthy.Reason != "HEALTH_REASON_ATTESTED_OK" && healthy.Reason != "HEALTH_REASON_PROBE_SUCCEEDED" {
 		t.Errorf("restored by %s", healthy.Reason)
 	}
+	// The way back goes through PROBE: promoted when the cooldown ends, then
+	// restored by evidence, both visible as events (possibly in one block).
+	if !sawProbe(n, dark, E, H) {
+		t.Errorf("no transition to PROBE between blocks %d and %d", E, H)
+	}
 	if H < E+atoi(t, excluded.CooldownBlocks) {
 		t.Errorf("restored at %d before the cooldown from %d ended", H, E)
 	}
+}
+
+// sawProbe reports whether executor was promoted to PROBE in a block of
+// (from, to].
+func sawProbe(n *network, executor string, from, to int64) bool {
+	for h := from + 1; h <= to; h++ {
+		for _, e := range n.transitionEvents(h, executor) {
+			if e["to"] == "HEALTH_STATE_PROBE" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// goDark makes executor j refuse connections within one block and returns
+// that block's predecessor, the last block committed while it still
+// answered: if a block is committed while the switch is made, it is undone
+// and tried again, so the outage surely begins during block darkAt+1.
+func (n *network) goDark(j int) int64 {
+	n.t.Helper()
+	for range 20 {
+		before := n.height()
+		n.control(j, "/control/dark?mode=refuse")
+		if n.height() == before {
+			return before
+		}
+		n.control(j, "/control/up")
+		time.Sleep(200 * time.Millisecond)
+	}
+	n.t.Fatal("could not switch the executor off between two blocks")
+	return 0
+}
+
+// bundleLine summarises the health bundle of block h for executor: the
+// attested sample and each validator's verdict on it.
+func (n *network) bundleLine(h int64, executor string) string {
+	var b struct {
+		Empty bool `json:"empty"`
+		Votes []struct {
+			Status   string   `json:"status"`
+			Verdicts []string `json:"verdicts"`
+		} `json:"votes"`
+		Samples []struct {
+			Index    int    `json:"index"`
+			Executor string `json:"executor"`
+			Sample   string `json:"sample"`
+		} `json:"samples"`
+	}
+	if err := n.query(&b, "health-bundle", fmt.Sprint(h)); err != nil {
+		return err.Error()
+	}
+	if b.Empty {
+		return "empty"
+	}
+	sample, index := "none", -1
+	for _, s := range b.Samples {
+		if s.Executor == executor {
+			sample, index = s.Sample, s.Index
+		}
+	}
+	var votes []string
+	for _, v := range b.Votes {
+		switch {
+		case index >= 0 && index < len(v.Verdicts):
+			votes = append(votes, v.Verdicts[index])
+		default:
+			votes = append(votes, v.Status)
+		}
+	}
+	return fmt.Sprintf("sample %s, votes %s", sample, strings.Join(votes, " "))
 }

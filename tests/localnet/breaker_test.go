@@ -69,9 +69,19 @@ func (n *network) height() int64 {
 	return h
 }
 
-// transitionEvent returns the attributes of the breaker transition event for
-// executor emitted while finalizing the block at height.
+// transitionEvent returns the attributes of the first breaker transition
+// event for executor in the results of block height, or nil.
 func (n *network) transitionEvent(height int64, executor string) map[string]string {
+	n.t.Helper()
+	if evs := n.transitionEvents(height, executor); len(evs) > 0 {
+		return evs[0]
+	}
+	return nil
+}
+
+// transitionEvents returns the attributes of every breaker transition event
+// for executor in the results of block height, in emission order.
+func (n *network) transitionEvents(height int64, executor string) []map[string]string {
 	n.t.Helper()
 	var res struct {
 		Result struct {
@@ -88,6 +98,7 @@ func (n *network) transitionEvent(height int64, executor string) map[string]stri
 	if err := n.getJSON(url, &res); err != nil {
 		n.t.Fatalf("block results: %v", err)
 	}
+	var out []map[string]string
 	for _, ev := range res.Result.Events {
 		if ev.Type != "inferenced.inference.v1.EventExecutorHealthChanged" {
 			continue
@@ -97,10 +108,10 @@ func (n *network) transitionEvent(height int64, executor string) map[string]stri
 			attrs[a.Key] = strings.Trim(a.Value, `"`)
 		}
 		if attrs["executor"] == executor {
-			return attrs
+			out = append(out, attrs)
 		}
 	}
-	return nil
+	return out
 }
 
 func (n *network) control(j int, path string) {
