@@ -6,7 +6,7 @@
 package ve
 
 import (
-	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -40,24 +40,67 @@ func Encode(ext types.HealthVoteExtension) ([]byte, error) {
 // Decode parses an extension for a group of n executors. It refuses input
 // larger than MaxSize(n) before parsing, and any encoding other than the
 // canonical one: unknown fields, repeated or reordered fields, non-minimal
-// varints and explicit defaults all re-encode differently. An empty input
-// decodes to the zero extension (abstain).
+// varints and explicit defaults. An empty input decodes to the zero
+// extension (abstain). The verdicts of the result alias bz.
 func Decode(bz []byte, n int) (types.HealthVoteExtension, error) {
-	var ext types.HealthVoteExtension
 	if len(bz) > MaxSize(n) {
-		return ext, fmt.Errorf("%w: %d bytes, at most %d for %d executors", ErrOversized, len(bz), MaxSize(n), n)
+		return types.HealthVoteExtension{}, fmt.Errorf("%w: %d bytes, at most %d for %d executors", ErrOversized, len(bz), MaxSize(n), n)
 	}
-	if len(bz) == 0 {
+	if ext, ok := parseCanonical(bz); ok {
 		return ext, nil
 	}
+	return types.HealthVoteExtension{}, rejection(bz)
+}
+
+// The protobuf tags of HealthVoteExtension's two fields.
+const (
+	tagEpochIndex = 1<<3 | 0 // varint
+	tagVerdicts   = 2<<3 | 2 // length-delimited
+)
+
+// parseCanonical reads the only layout Encode produces, without allocating:
+// epoch_index as a minimal non-zero varint if present, then verdicts as
+// non-empty bytes if present, then nothing. Every block checks about a
+// hundred extensions, so the reference decode-and-re-encode is kept for
+// naming what is wrong with a rejected one.
+func parseCanonical(bz []byte) (types.HealthVoteExtension, bool) {
+	var ext types.HealthVoteExtension
+	if len(bz) > 0 && bz[0] == tagEpochIndex {
+		v, k := minimalUvarint(bz[1:])
+		if k <= 0 || v == 0 {
+			return types.HealthVoteExtension{}, false
+		}
+		ext.EpochIndex, bz = v, bz[1+k:]
+	}
+	if len(bz) > 0 && bz[0] == tagVerdicts {
+		l, k := minimalUvarint(bz[1:])
+		if k <= 0 || l == 0 || l > uint64(len(bz)-1-k) {
+			return types.HealthVoteExtension{}, false
+		}
+		end := 1 + k + int(l)
+		ext.Verdicts, bz = bz[1+k:end:end], bz[end:]
+	}
+	return ext, len(bz) == 0
+}
+
+// minimalUvarint decodes a varint written in as few bytes as its value
+// needs (its last byte is not zero); k <= 0 when there is none.
+func minimalUvarint(bz []byte) (v uint64, k int) {
+	v, k = binary.Uvarint(bz)
+	if k > 1 && bz[k-1] == 0 {
+		return 0, -1
+	}
+	return v, k
+}
+
+// rejection says why bytes that are not canonical were refused: they do
+// not decode at all, or they decode but are not the canonical encoding.
+func rejection(bz []byte) error {
+	var ext types.HealthVoteExtension
 	if err := ext.Unmarshal(bz); err != nil {
-		return types.HealthVoteExtension{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	again, err := ext.Marshal()
-	if err != nil || !bytes.Equal(again, bz) {
-		return types.HealthVoteExtension{}, ErrNonCanonical
-	}
-	return ext, nil
+	return ErrNonCanonical
 }
 
 // Validate checks a decoded, non-empty extension against the epoch whose

@@ -112,8 +112,18 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		e, err := Decode(bz, n)
+		ref, refErr := referenceDecode(bz, n)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("%x: strict decoder says %v, decode-and-re-encode says %v", bz, err, refErr)
+		}
 		if err != nil {
+			if !errors.Is(err, refErr) {
+				t.Fatalf("%x: rejected as %v, reference %v", bz, err, refErr)
+			}
 			return
+		}
+		if e.EpochIndex != ref.EpochIndex || !bytes.Equal(e.Verdicts, ref.Verdicts) {
+			t.Fatalf("%x: decoded %+v, reference %+v", bz, e, ref)
 		}
 		again, err := Encode(e)
 		if err != nil || !bytes.Equal(again, bz) {
@@ -121,6 +131,52 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = Validate(e, e.EpochIndex, n)
 	})
+}
+
+// referenceDecode is the obviously-canonical decoder the strict one must
+// agree with: decode with gogoproto, then require that re-encoding gives
+// the same bytes. It returns the sentinel error of its verdict.
+func referenceDecode(bz []byte, n int) (types.HealthVoteExtension, error) {
+	var ext types.HealthVoteExtension
+	if len(bz) > MaxSize(n) {
+		return ext, ErrOversized
+	}
+	if err := ext.Unmarshal(bz); err != nil {
+		return types.HealthVoteExtension{}, ErrMalformed
+	}
+	if again, err := ext.Marshal(); err != nil || !bytes.Equal(again, bz) {
+		return types.HealthVoteExtension{}, ErrNonCanonical
+	}
+	return ext, nil
+}
+
+// The differential check above, over the attack shapes and edge varints,
+// without waiting for the fuzzer to find them.
+func TestStrictDecoderAgreesWithTheReference(t *testing.T) {
+	inputs := [][]byte{
+		nil, {0x08}, {0x08, 0x80}, {0x08, 0x01}, {0x08, 0x7f}, {0x08, 0x80, 0x01}, {0x08, 0x80, 0x00},
+		{0x12}, {0x12, 0x00}, {0x12, 0x01}, {0x12, 0x01, 0x05}, {0x12, 0x02, 0x05}, {0x12, 0x81, 0x00, 0x05},
+		{0x08, 0x02, 0x12, 0x01, 0x05}, {0x12, 0x01, 0x05, 0x08, 0x02}, {0x08, 0x02, 0x08, 0x02},
+		{0x08, 0x02, 0x12, 0x01, 0x05, 0x00}, {0x0a, 0x00}, {0x10, 0x01}, {0x1a, 0x00},
+		append([]byte{0x08}, bytes.Repeat([]byte{0xff}, 9)...),
+		append(append([]byte{0x08}, bytes.Repeat([]byte{0xff}, 9)...), 0x01),
+		append(append([]byte{0x08}, bytes.Repeat([]byte{0xff}, 9)...), 0x02),
+		append(append([]byte{0x08}, bytes.Repeat([]byte{0x80}, 9)...), 0x01),
+		append([]byte{0x12, 0xff, 0xff, 0xff, 0xff, 0x0f}, 0x05),
+	}
+	for _, bz := range inputs {
+		for _, n := range []int{1, 4, 100} {
+			e, err := Decode(bz, n)
+			ref, refErr := referenceDecode(bz, n)
+			if (err == nil) != (refErr == nil) || (err != nil && !errors.Is(err, refErr)) {
+				t.Errorf("%x (n=%d): strict %v, reference %v", bz, n, err, refErr)
+				continue
+			}
+			if err == nil && (e.EpochIndex != ref.EpochIndex || !bytes.Equal(e.Verdicts, ref.Verdicts)) {
+				t.Errorf("%x (n=%d): strict %+v, reference %+v", bz, n, e, ref)
+			}
+		}
+	}
 }
 
 // BenchmarkExtensionSize reports the encoded size of an extension at 1,000

@@ -28,10 +28,7 @@ func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed [
 	if epoch.Index != epochIndex {
 		return nil, nil
 	}
-	n, err := k.groupSize(ctx)
-	if err != nil {
-		return nil, err
-	}
+	n := epoch.Members
 	if err := verdict.Check(packed, int(n)); err != nil {
 		return nil, fmt.Errorf("bundle samples: %w", err)
 	}

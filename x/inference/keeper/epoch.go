@@ -61,8 +61,11 @@ func (k Keeper) BeginBlock(ctx context.Context) error {
 // bytes, the index vote extensions use) and tells the hooks, which clear the
 // per-epoch state they own.
 func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) error {
-	previous, err := k.groupSize(ctx)
-	if err != nil {
+	var previous uint32
+	switch old, err := k.currentEpoch(ctx); {
+	case err == nil:
+		previous = old.Members
+	case !errors.Is(err, types.ErrNoEpoch):
 		return err
 	}
 	participants, err := k.resetParticipants(ctx)
@@ -109,7 +112,7 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 	if err := k.storeModelWeights(ctx, group); err != nil {
 		return err
 	}
-	epoch := types.Epoch{Index: index, StartHeight: height, PreviousMembers: previous}
+	epoch := types.Epoch{Index: index, StartHeight: height, PreviousMembers: previous, Members: members}
 	if err := k.Epoch.Set(ctx, epoch); err != nil {
 		return fmt.Errorf("store epoch: %w", err)
 	}
@@ -156,24 +159,6 @@ func (k Keeper) resetParticipants(ctx context.Context) ([]types.Participant, err
 	return all, nil
 }
 
-// groupSize is the number of members in the current epoch group (its
-// indices run from 0), read from the last index.
-func (k Keeper) groupSize(ctx context.Context) (uint32, error) {
-	it, err := k.EpochMembers.Iterate(ctx, new(collections.Range[uint32]).Descending())
-	if err != nil {
-		return 0, fmt.Errorf("iterate epoch group: %w", err)
-	}
-	defer it.Close()
-	if !it.Valid() {
-		return 0, nil
-	}
-	last, err := it.Key()
-	if err != nil {
-		return 0, fmt.Errorf("epoch group key: %w", err)
-	}
-	return last + 1, nil
-}
-
 // VoteGroup is the epoch, and its group size, that the vote extensions of
 // the block at voteHeight attest about. Extensions are made from the state
 // before that block, so if the block opened a new epoch they are about the
@@ -188,11 +173,7 @@ func (k Keeper) VoteGroup(ctx context.Context, voteHeight int64) (uint64, int, e
 	if epoch.StartHeight == voteHeight && epoch.Index > 1 {
 		return epoch.Index - 1, int(epoch.PreviousMembers), nil
 	}
-	n, err := k.groupSize(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	return epoch.Index, int(n), nil
+	return epoch.Index, int(epoch.Members), nil
 }
 
 // EpochGroup returns the current epoch group in index order.

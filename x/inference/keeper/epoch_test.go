@@ -32,7 +32,7 @@ func TestFirstBeginBlockOpensEpochOneWithActiveParticipantsSortedByAddressBytes(
 
 	epoch, err := f.k.Epoch.Get(f.ctx)
 	require.NoError(t, err)
-	require.Equal(t, types.Epoch{Index: 1, StartHeight: 3}, epoch)
+	require.Equal(t, types.Epoch{Index: 1, StartHeight: 3, Members: 5}, epoch)
 	g := f.group()
 	require.Equal(t, uint64(1), g.EpochIndex)
 	want := []string{bech(0x01), bech(0x40), bech(0x80), bech(0xC0), bech(0xFF)}
@@ -52,7 +52,7 @@ func TestFirstBeginBlockOpensEpochOneWithActiveParticipantsSortedByAddressBytes(
 	require.Equal(t, types.EventEpochStarted{
 		EpochIndex: 1, StartHeight: 3, Members: 5, TotalWeight: 0x01 + 0x40 + 0x80 + 0xC0 + 0xFF,
 	}, *evs[0])
-	require.Equal(t, []types.Epoch{{Index: 1, StartHeight: 3}}, f.hooks.epochs)
+	require.Equal(t, []types.Epoch{{Index: 1, StartHeight: 3, Members: 5}}, f.hooks.epochs)
 }
 
 func TestEpochBoundaryOpensNextEpochExactlyAtStartPlusLength(t *testing.T) {
@@ -72,9 +72,9 @@ func TestEpochBoundaryOpensNextEpochExactlyAtStartPlusLength(t *testing.T) {
 
 	f.advanceTo(1 + 2*testEpochLength)
 	require.Equal(t, []types.Epoch{
-		{Index: 1, StartHeight: 1},
-		{Index: 2, StartHeight: 1 + testEpochLength, PreviousMembers: 1},
-		{Index: 3, StartHeight: 1 + 2*testEpochLength, PreviousMembers: 1},
+		{Index: 1, StartHeight: 1, Members: 1},
+		{Index: 2, StartHeight: 1 + testEpochLength, PreviousMembers: 1, Members: 1},
+		{Index: 3, StartHeight: 1 + 2*testEpochLength, PreviousMembers: 1, Members: 1},
 	}, f.hooks.epochs)
 }
 

@@ -31,7 +31,7 @@ func richGenesis() types.GenesisState {
 	return types.GenesisState{
 		Params:       testParams(),
 		Participants: []types.Participant{p1, p2, p3, p4},
-		Epoch:        &types.Epoch{Index: 3, StartHeight: 100},
+		Epoch:        &types.Epoch{Index: 3, StartHeight: 100, Members: 2},
 		EpochGroup:   &types.EpochGroup{EpochIndex: 3, Members: []types.EpochMember{member(p1), member(p2)}},
 		Inferences: []types.Inference{
 			{

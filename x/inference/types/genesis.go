@@ -44,6 +44,15 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 	if gs.Epoch != nil && (gs.Epoch.Index == 0 || gs.Epoch.StartHeight < 0) {
 		return fmt.Errorf("epoch index must be >= 1 and start_height >= 0")
 	}
+	if gs.Epoch != nil {
+		group := 0
+		if gs.EpochGroup != nil {
+			group = len(gs.EpochGroup.Members)
+		}
+		if int(gs.Epoch.Members) != group {
+			return fmt.Errorf("epoch members is %d but the epoch group has %d", gs.Epoch.Members, group)
+		}
+	}
 	ids := make(map[string]struct{}, len(gs.Inferences))
 	for _, inf := range gs.Inferences {
 		if err := validateInference(ac, inf); err != nil {

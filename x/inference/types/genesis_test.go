@@ -38,7 +38,7 @@ func validGenesis() types.GenesisState {
 	return types.GenesisState{
 		Params:       types.DefaultParams(),
 		Participants: []types.Participant{participant(1, "a", "b"), participant(2, "a")},
-		Epoch:        &types.Epoch{Index: 2, StartHeight: 10},
+		Epoch:        &types.Epoch{Index: 2, StartHeight: 10, Members: 2},
 		EpochGroup:   &types.EpochGroup{EpochIndex: 2, Members: []types.EpochMember{member(1, "a", "b"), member(2, "a")}},
 		Inferences: []types.Inference{{
 			InferenceId: "i-1", Model: "a", TransferAgent: bech(9), Executor: bech(1),
@@ -106,6 +106,8 @@ func TestGenesisValidateRejects(t *testing.T) {
 		{"epoch_group of another epoch", func(gs *types.GenesisState) { gs.EpochGroup.EpochIndex = 1 }, "epoch_group"},
 		{"epoch index 0", func(gs *types.GenesisState) { gs.Epoch.Index, gs.EpochGroup.EpochIndex = 0, 0 }, "epoch index"},
 		{"epoch negative start", func(gs *types.GenesisState) { gs.Epoch.StartHeight = -1 }, "start_height"},
+		{"epoch members other than its group", func(gs *types.GenesisState) { gs.Epoch.Members = 3 }, "epoch members"},
+		{"epoch members without a group", func(gs *types.GenesisState) { gs.EpochGroup = nil }, "epoch members"},
 		{"group unsorted", func(gs *types.GenesisState) {
 			m := gs.EpochGroup.Members
 			m[0], m[1] = m[1], m[0]

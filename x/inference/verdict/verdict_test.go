@@ -2,6 +2,8 @@ package verdict
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -81,4 +83,29 @@ func FuzzUnpack(f *testing.F) {
 			t.Fatalf("%x accepted for %d but re-packs to %x (%v)", packed, n, again, err)
 		}
 	})
+}
+
+// The eight-bytes-at-a-time scan must find a value 3 wherever it sits: in a
+// full word, in the tail, or at a word's edge, and name the right executor.
+func TestCheckFindsAnInvalidValueAtEveryPosition(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		for i := 0; i < n; i++ {
+			vs := make([]Verdict, n)
+			for j := range vs {
+				vs[j] = Verdict(1 + j%2)
+			}
+			packed, err := Pack(vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(packed, n); err != nil {
+				t.Fatalf("n=%d: valid packing refused: %v", n, err)
+			}
+			packed[i/4] |= 3 << (2 * (i % 4))
+			err = Check(packed, n)
+			if want := fmt.Sprintf("executor %d:", i); err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("n=%d, value 3 at %d: got %v, want %q", n, i, err, want)
+			}
+		}
+	}
 }
