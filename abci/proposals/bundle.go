@@ -1,6 +1,7 @@
 // Package proposals wraps the SDK's PrepareProposal and ProcessProposal
-// handlers to carry the health bundle at tx[0]. So far: the bundle's strict
-// codec; the handlers come next (issue 4).
+// handlers to carry the health bundle at tx[0]: the bundle's strict codec
+// (bundle.go), the checks of the extended commit it carries (commit.go) and
+// the handlers (handler.go).
 package proposals
 
 import (
@@ -20,8 +21,10 @@ import (
 // bundle.
 var Prefix = []byte("\xffHEALTH1")
 
-// MaxBundleSize bounds an injected bundle before it is decoded (150
-// validators' extensions of 10,000 executors fit with room to spare).
+// MaxBundleSize bounds an injected bundle before it is decoded. 300
+// validators' extensions of the largest group max_participants allows fit
+// (TestWorstCaseBundleFits); a proposer whose bundle would not fit proposes
+// the empty bundle instead.
 const MaxBundleSize = 4 << 20
 
 var (

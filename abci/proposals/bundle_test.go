@@ -7,11 +7,16 @@ import (
 
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/cosmos/cosmos-sdk/codec"
 	codectypes "github.com/cosmos/cosmos-sdk/codec/types"
 	"github.com/cosmos/cosmos-sdk/std"
 	"github.com/cosmos/cosmos-sdk/x/auth/tx"
+
+	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 func sampleBundle() Bundle {
@@ -102,4 +107,36 @@ func FuzzDecodeBundle(f *testing.F) {
 			t.Fatalf("accepted %x, re-encodes to %x", bz, again)
 		}
 	})
+}
+
+// The largest bundle the chain's limits allow fits MaxBundleSize: 300
+// validators (twice the design's 150, three times the staking default),
+// every one with the largest valid extension for a group of
+// max_participants' cap, a 64-byte signature and a 10-byte power varint.
+// Attack covered: a registry grown to its cap must not make every honest
+// bundle too large, which would switch attestation off.
+func TestWorstCaseBundleFits(t *testing.T) {
+	const validators = 300
+	n := int(types.MaxMaxParticipants)
+	ext := bytes.Repeat([]byte{0xaa}, ve.MaxSize(n))
+	b := Bundle{Commit: abci.ExtendedCommitInfo{Round: 1 << 30}, Epoch: 1 << 62, Samples: bytes.Repeat([]byte{0xaa}, verdict.PackedLen(n))}
+	for i := range validators {
+		b.Commit.Votes = append(b.Commit.Votes, abci.ExtendedVoteInfo{
+			Validator:          abci.Validator{Address: bytes.Repeat([]byte{byte(i)}, 20), Power: 1 << 62},
+			VoteExtension:      ext,
+			ExtensionSignature: bytes.Repeat([]byte{7}, 64),
+			BlockIdFlag:        cmtproto.BlockIDFlagCommit,
+		})
+	}
+	bz, err := Encode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bz) > MaxBundleSize {
+		t.Fatalf("worst-case bundle is %d bytes, limit %d", len(bz), MaxBundleSize)
+	}
+	if ve.MaxSize(n) > cmttypes.MaxVoteExtensionSize {
+		t.Fatalf("largest extension %d bytes exceeds CometBFT's %d", ve.MaxSize(n), cmttypes.MaxVoteExtensionSize)
+	}
+	t.Logf("worst case: extension %d B, bundle %d B of %d", ve.MaxSize(n), len(bz), MaxBundleSize)
 }

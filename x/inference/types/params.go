@@ -26,8 +26,11 @@ const (
 	DefaultHealthCBMaxExcludedWeightPct  uint64 = 50
 	DefaultHealthCBEnforce                      = true
 
-	// MaxMaxParticipants caps max_participants itself.
-	MaxMaxParticipants uint64 = 1_000_000
+	// MaxMaxParticipants caps max_participants itself. An epoch group is
+	// never larger, so a health vote extension stays under 12.6 KB and the
+	// health bundle of 300 validators' extensions under 4 MiB, the bundle
+	// limit (abci/proposals TestWorstCaseBundleFits).
+	MaxMaxParticipants uint64 = 50_000
 
 	// MaxEpochLength keeps heights computed from params far from int64 overflow.
 	MaxEpochLength uint64 = 1_000_000_000
