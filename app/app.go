@@ -162,6 +162,7 @@ func New(
 	if err := app.initModules(); err != nil {
 		return nil, err
 	}
+	app.registerUpgrades()
 
 	app.MountKVStores(keys)
 	app.SetInitChainer(app.InitChainer)
