@@ -10,61 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	ln "github.com/inferenced/inferenced/tests/internal/localnet"
 )
-
-type participantJSON struct {
-	Address string `json:"address"`
-	Status  string `json:"status"`
-	Weight  string `json:"weight"`
-	Stats   struct {
-		InferenceCount string `json:"inference_count"`
-		MissedRequests string `json:"missed_requests"`
-	} `json:"current_epoch_stats"`
-}
-
-type inferenceJSON struct {
-	ID               string `json:"inference_id"`
-	Executor         string `json:"executor"`
-	Status           string `json:"status"`
-	ExpirationHeight string `json:"expiration_height"`
-}
-
-func (n *network) participant(addr string) participantJSON {
-	n.t.Helper()
-	var res struct {
-		Participant participantJSON `json:"participant"`
-	}
-	if err := n.query(&res, "inference", "participant", addr); err != nil {
-		n.t.Fatal(err)
-	}
-	return res.Participant
-}
-
-func (n *network) inference(id string) inferenceJSON {
-	n.t.Helper()
-	var res struct {
-		Inference inferenceJSON `json:"inference"`
-	}
-	if err := n.query(&res, "inference", "inference", id); err != nil {
-		n.t.Fatal(err)
-	}
-	return res.Inference
-}
-
-func atoi(t *testing.T, s string) int64 {
-	if s == "" {
-		return 0
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		t.Fatalf("not a number: %q", s)
-	}
-	return v
-}
 
 // TestLocalnetSmoke starts 4 validators and 2 executors as separate
 // processes, registers an executor, runs inferences by CLI and by the load
@@ -74,22 +25,22 @@ func TestLocalnetSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
-	n := startNetwork(t, 5000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "EXPIRATION_BLOCKS=8", "BLOCK_TIME=500ms",
+	n := ln.Start(t, 5000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "EXPIRATION_BLOCKS=8", "BLOCK_TIME=500ms",
 		"EPOCH_LENGTH=1000") // no boundary may reset the stats under test)
-	exec0, exec1 := n.keyAddress("exec0"), n.keyAddress("exec1")
+	exec0, exec1 := n.KeyAddress("exec0"), n.KeyAddress("exec1")
 
 	t.Run("register an executor by transaction", func(t *testing.T) {
-		if _, err := n.cli("keys", "add", "newexec", "--keyring-backend", "test", "--keyring-dir", n.keysDir); err != nil {
+		if _, err := n.CLI("keys", "add", "newexec", "--keyring-backend", "test", "--keyring-dir", n.KeysDir); err != nil {
 			t.Fatal(err)
 		}
-		newExec := n.keyAddress("newexec")
-		if code, log := n.tx("agent", "bank", "send", "agent", newExec, "1000000stake"); code != 0 {
+		newExec := n.KeyAddress("newexec")
+		if code, log := n.Tx("agent", "bank", "send", "agent", newExec, "1000000stake"); code != 0 {
 			t.Fatalf("fund newexec: code %d: %s", code, log)
 		}
-		if code, log := n.tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", "llama-7b", "--weight", "5"); code != 0 {
+		if code, log := n.Tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", "llama-7b", "--weight", "5"); code != 0 {
 			t.Fatalf("register: code %d: %s", code, log)
 		}
-		p := n.participant(newExec)
+		p := n.Participant(newExec)
 		if p.Status != "PARTICIPANT_STATUS_ACTIVE" || p.Weight != "5" {
 			t.Fatalf("registered participant = %+v", p)
 		}
@@ -98,13 +49,13 @@ func TestLocalnetSmoke(t *testing.T) {
 				Members []struct{ Address string } `json:"members"`
 			} `json:"group"`
 		}
-		if err := n.query(&group, "inference", "epoch-group"); err != nil {
+		if err := n.Query(&group, "inference", "epoch-group"); err != nil {
 			t.Fatal(err)
 		}
 		if len(group.Group.Members) != 2 {
 			t.Fatalf("epoch group has %d members, want the 2 genesis executors (newcomers join next epoch)", len(group.Group.Members))
 		}
-		code, log := n.tx("agent", "inference", "start-inference", "smoke-not-member", "llama-7b", newExec)
+		code, log := n.Tx("agent", "inference", "start-inference", "smoke-not-member", "llama-7b", newExec)
 		if code == 0 || !strings.Contains(log, "not in the current epoch group") {
 			t.Fatalf("start on a non-member: code %d log %q, want a refusal", code, log)
 		}
@@ -114,10 +65,10 @@ func TestLocalnetSmoke(t *testing.T) {
 		var a, b struct {
 			Executor struct{ Address string } `json:"executor"`
 		}
-		if err := n.query(&a, "inference", "random-executor", "llama-7b", "7"); err != nil {
+		if err := n.Query(&a, "inference", "random-executor", "llama-7b", "7"); err != nil {
 			t.Fatal(err)
 		}
-		if err := n.query(&b, "inference", "random-executor", "llama-7b", "7"); err != nil {
+		if err := n.Query(&b, "inference", "random-executor", "llama-7b", "7"); err != nil {
 			t.Fatal(err)
 		}
 		if a.Executor.Address != b.Executor.Address || (a.Executor.Address != exec0 && a.Executor.Address != exec1) {
@@ -130,47 +81,47 @@ func TestLocalnetSmoke(t *testing.T) {
 			{"smoke-ok", exec0},
 			{"smoke-miss", exec1},
 		} {
-			if code, log := n.tx("agent", "inference", "start-inference", c[0], "llama-7b", c[1]); code != 0 {
+			if code, log := n.Tx("agent", "inference", "start-inference", c[0], "llama-7b", c[1]); code != 0 {
 				t.Fatalf("start %s: code %d: %s", c[0], code, log)
 			}
 		}
-		if code, log := n.tx("exec0", "inference", "finish-inference", "smoke-ok"); code != 0 {
+		if code, log := n.Tx("exec0", "inference", "finish-inference", "smoke-ok"); code != 0 {
 			t.Fatalf("finish smoke-ok: code %d: %s", code, log)
 		}
-		if code, log := n.tx("exec0", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "not the inference's executor") {
+		if code, log := n.Tx("exec0", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "not the inference's executor") {
 			t.Fatalf("finish by the wrong executor: code %d log %q, want a refusal", code, log)
 		}
-		miss := n.inference("smoke-miss")
-		n.waitHeight(atoi(t, miss.ExpirationHeight)+1, time.Minute)
+		miss := n.Inference("smoke-miss")
+		n.WaitHeight(ln.Atoi(t, miss.ExpirationHeight)+1, time.Minute)
 
-		if got := n.inference("smoke-ok").Status; got != "INFERENCE_STATUS_FINISHED" {
+		if got := n.Inference("smoke-ok").Status; got != "INFERENCE_STATUS_FINISHED" {
 			t.Errorf("smoke-ok is %s", got)
 		}
-		if got := n.inference("smoke-miss").Status; got != "INFERENCE_STATUS_EXPIRED" {
+		if got := n.Inference("smoke-miss").Status; got != "INFERENCE_STATUS_EXPIRED" {
 			t.Errorf("smoke-miss is %s", got)
 		}
-		if code, log := n.tx("exec1", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "EXPIRED") {
+		if code, log := n.Tx("exec1", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "EXPIRED") {
 			t.Errorf("finish after expiry: code %d log %q, want a refusal", code, log)
 		}
-		if p := n.participant(exec0); atoi(t, p.Stats.InferenceCount) != 1 || atoi(t, p.Stats.MissedRequests) != 0 {
+		if p := n.Participant(exec0); ln.Atoi(t, p.Stats.InferenceCount) != 1 || ln.Atoi(t, p.Stats.MissedRequests) != 0 {
 			t.Errorf("exec0 stats = %+v, want 1 finished 0 missed", p.Stats)
 		}
-		if p := n.participant(exec1); atoi(t, p.Stats.InferenceCount) != 0 || atoi(t, p.Stats.MissedRequests) != 1 {
+		if p := n.Participant(exec1); ln.Atoi(t, p.Stats.InferenceCount) != 0 || ln.Atoi(t, p.Stats.MissedRequests) != 1 {
 			t.Errorf("exec1 stats = %+v, want 0 finished 1 missed", p.Stats)
 		}
 	})
 
 	t.Run("load driver against a dark executor", func(t *testing.T) {
-		res, err := http.Post(n.execURL(1)+"/control/dark?mode=refuse", "", nil)
+		res, err := http.Post(n.ExecURL(1)+"/control/dark?mode=refuse", "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res.Body.Close()
-		events := filepath.Join(n.home, "events.jsonl")
+		events := filepath.Join(n.Home, "events.jsonl")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(n.bins, "loadgen"), "-grpc", n.grpcAddr(),
-			"-keyring-dir", n.keysDir, "-rate", "3", "-blocks", "4", "-run", "smoke", "-events", events, "-quiet")
+		cmd := exec.CommandContext(ctx, filepath.Join(n.Bins, "loadgen"), "-grpc", n.GRPCAddr(),
+			"-keyring-dir", n.KeysDir, "-rate", "3", "-blocks", "4", "-run", "smoke", "-events", events, "-quiet")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("loadgen: %v\n%s", err, out)
@@ -197,7 +148,7 @@ func TestLocalnetSmoke(t *testing.T) {
 				t.Errorf("%s on %s: outcome %s, want %s", ev.ID, ev.Executor, ev.Outcome, want)
 			}
 			wantStatus := map[string]string{"answered": "INFERENCE_STATUS_FINISHED", "no_answer": "INFERENCE_STATUS_EXPIRED"}[ev.Outcome]
-			if got := n.inference(ev.ID).Status; got != wantStatus {
+			if got := n.Inference(ev.ID).Status; got != wantStatus {
 				t.Errorf("%s (%s) is %s on chain, want %s", ev.ID, ev.Outcome, got, wantStatus)
 			}
 			seen[ev.Outcome]++

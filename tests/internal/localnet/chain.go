@@ -1,0 +1,188 @@
+package localnet
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+)
+
+type HealthJSON struct {
+	State          string `json:"state"`
+	Reason         string `json:"reason"`
+	SinceHeight    string `json:"since_height"`
+	ExcludedAt     string `json:"excluded_at"`
+	EligibleHeight string `json:"eligible_height"`
+	CooldownBlocks string `json:"cooldown_blocks"`
+	TrafficSamples int    `json:"traffic_samples"`
+	TrafficMisses  int    `json:"traffic_misses"`
+	Exclusions     int    `json:"exclusions"`
+	ProbeID        string `json:"probe_inference_id"`
+}
+
+// Health reads an executor's breaker state over REST (node 0).
+func (n *Net) Health(addr string) (HealthJSON, error) {
+	var res struct {
+		Health HealthJSON `json:"health"`
+	}
+	err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/inferenced/inference/v1/executor_health/%s", 1317+n.Offset, addr), &res)
+	return res.Health, err
+}
+
+type ParticipantJSON struct {
+	Address string `json:"address"`
+	Status  string `json:"status"`
+	Weight  string `json:"weight"`
+	Stats   struct {
+		InferenceCount string `json:"inference_count"`
+		MissedRequests string `json:"missed_requests"`
+	} `json:"current_epoch_stats"`
+}
+
+type InferenceJSON struct {
+	ID               string `json:"inference_id"`
+	Executor         string `json:"executor"`
+	Status           string `json:"status"`
+	ExpirationHeight string `json:"expiration_height"`
+}
+
+func (n *Net) Participant(addr string) ParticipantJSON {
+	n.t.Helper()
+	var res struct {
+		Participant ParticipantJSON `json:"participant"`
+	}
+	if err := n.Query(&res, "inference", "participant", addr); err != nil {
+		n.t.Fatal(err)
+	}
+	return res.Participant
+}
+
+func (n *Net) Inference(id string) InferenceJSON {
+	n.t.Helper()
+	var res struct {
+		Inference InferenceJSON `json:"inference"`
+	}
+	if err := n.Query(&res, "inference", "inference", id); err != nil {
+		n.t.Fatal(err)
+	}
+	return res.Inference
+}
+
+// TransitionEvent returns the attributes of the first breaker transition
+// event for executor in the results of block height, or nil.
+func (n *Net) TransitionEvent(height int64, executor string) map[string]string {
+	n.t.Helper()
+	if evs := n.TransitionEvents(height, executor); len(evs) > 0 {
+		return evs[0]
+	}
+	return nil
+}
+
+// TransitionEvents returns the attributes of every breaker transition event
+// for executor in the results of block height, in emission order.
+func (n *Net) TransitionEvents(height int64, executor string) []map[string]string {
+	n.t.Helper()
+	var res struct {
+		Result struct {
+			Events []struct {
+				Type       string `json:"type"`
+				Attributes []struct {
+					Key   string `json:"key"`
+					Value string `json:"value"`
+				} `json:"attributes"`
+			} `json:"finalize_block_events"`
+		} `json:"result"`
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/block_results?height=%d", 26657+n.Offset, height)
+	if err := n.GetJSON(url, &res); err != nil {
+		n.t.Fatalf("block results: %v", err)
+	}
+	var out []map[string]string
+	for _, ev := range res.Result.Events {
+		if ev.Type != "inferenced.inference.v1.EventExecutorHealthChanged" {
+			continue
+		}
+		attrs := map[string]string{}
+		for _, a := range ev.Attributes {
+			attrs[a.Key] = strings.Trim(a.Value, `"`)
+		}
+		if attrs["executor"] == executor {
+			out = append(out, attrs)
+		}
+	}
+	return out
+}
+
+// BundleLine summarises the health bundle of block h for executor: the
+// attested sample and each validator's verdict on it.
+func (n *Net) BundleLine(h int64, executor string) string {
+	var b struct {
+		Empty bool `json:"empty"`
+		Votes []struct {
+			Status   string   `json:"status"`
+			Verdicts []string `json:"verdicts"`
+		} `json:"votes"`
+		Samples []struct {
+			Index    int    `json:"index"`
+			Executor string `json:"executor"`
+			Sample   string `json:"sample"`
+		} `json:"samples"`
+	}
+	if err := n.Query(&b, "health-bundle", fmt.Sprint(h)); err != nil {
+		return err.Error()
+	}
+	if b.Empty {
+		return "empty"
+	}
+	sample, index := "none", -1
+	for _, s := range b.Samples {
+		if s.Executor == executor {
+			sample, index = s.Sample, s.Index
+		}
+	}
+	var votes []string
+	for _, v := range b.Votes {
+		switch {
+		case index >= 0 && index < len(v.Verdicts):
+			votes = append(votes, v.Verdicts[index])
+		default:
+			votes = append(votes, v.Status)
+		}
+	}
+	return fmt.Sprintf("sample %s, votes %s", sample, strings.Join(votes, " "))
+}
+
+// HasBundle reports whether the first transaction of block h is a health
+// bundle.
+func (n *Net) HasBundle(h int64) bool {
+	n.t.Helper()
+	var blk struct {
+		Result struct {
+			Block struct {
+				Data struct {
+					Txs []string `json:"txs"`
+				} `json:"data"`
+			} `json:"block"`
+		} `json:"result"`
+	}
+	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+n.Offset, h), &blk); err != nil {
+		n.t.Fatal(err)
+	}
+	if len(blk.Result.Block.Data.Txs) == 0 {
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(blk.Result.Block.Data.Txs[0])
+	return err == nil && strings.HasPrefix(string(raw), "\xffHEALTH1")
+}
+
+// SawProbe reports whether executor was promoted to PROBE in a block of
+// (from, to].
+func SawProbe(n *Net, executor string, from, to int64) bool {
+	for h := from + 1; h <= to; h++ {
+		for _, e := range n.TransitionEvents(h, executor) {
+			if e["to"] == "HEALTH_STATE_PROBE" {
+				return true
+			}
+		}
+	}
+	return false
+}

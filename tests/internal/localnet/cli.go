@@ -1,0 +1,170 @@
+package localnet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var httpClient = &http.Client{Timeout: 3 * time.Second}
+
+// CLI runs inferenced against node 0 and returns stdout.
+func (n *Net) CLI(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(n.Bins, "inferenced"), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("inferenced %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// Query runs an `inferenced q ...` command with JSON output into out.
+func (n *Net) Query(out any, args ...string) error {
+	args = append(append([]string{"q"}, args...), "--node", n.RPCAddr(), "--output", "json")
+	raw, err := n.CLI(args...)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal([]byte(raw), out)
+}
+
+// Tx signs and broadcasts a transaction from key, waits for it to be
+// committed, and returns its code and log.
+func (n *Net) Tx(from string, args ...string) (uint32, string) {
+	n.t.Helper()
+	args = append(append([]string{"tx"}, args...), "--from", from, "--keyring-backend", "test",
+		"--keyring-dir", n.KeysDir, "--chain-id", "inferenced-local", "--node", n.RPCAddr(),
+		"--yes", "--output", "json", "--gas", "400000")
+	raw, err := n.CLI(args...)
+	if err != nil {
+		n.t.Fatalf("%v", err)
+	}
+	var res struct {
+		Code   uint32 `json:"code"`
+		TxHash string `json:"txhash"`
+		RawLog string `json:"raw_log"`
+	}
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		n.t.Fatalf("decode tx response %q: %v", raw, err)
+	}
+	if res.Code != 0 {
+		return res.Code, res.RawLog
+	}
+	// Poll rather than `q wait-tx`, whose subscription misses a tx that is
+	// committed between its first look-up and its subscription.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		raw, err = n.CLI("q", "tx", res.TxHash, "--node", n.RPCAddr(), "--output", "json")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			n.t.Fatalf("tx %s not committed in 30s: %v", res.TxHash, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		n.t.Fatalf("decode committed tx %q: %v", raw, err)
+	}
+	return res.Code, res.RawLog
+}
+
+func (n *Net) KeyAddress(name string) string {
+	n.t.Helper()
+	out, err := n.CLI("keys", "show", name, "-a", "--keyring-backend", "test", "--keyring-dir", n.KeysDir)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// WaitHeight waits until node 0 has committed height h.
+func (n *Net) WaitHeight(h int64, timeout time.Duration) {
+	n.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		var st struct {
+			SyncInfo struct {
+				LatestBlockHeight string `json:"latest_block_height"`
+			} `json:"sync_info"`
+		}
+		if raw, err := n.CLI("status", "--node", n.RPCAddr()); err == nil && json.Unmarshal([]byte(raw), &st) == nil {
+			var got int64
+			fmt.Sscan(st.SyncInfo.LatestBlockHeight, &got)
+			if got >= h {
+				return
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	n.t.Fatalf("height %d not reached in %s", h, timeout)
+}
+
+// Height is node 0's latest committed height over RPC.
+func (n *Net) Height() int64 {
+	n.t.Helper()
+	var st struct {
+		Result struct {
+			SyncInfo struct {
+				Height string `json:"latest_block_height"`
+			} `json:"sync_info"`
+		} `json:"result"`
+	}
+	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/status", 26657+n.Offset), &st); err != nil {
+		n.t.Fatalf("status: %v", err)
+	}
+	h, _ := strconv.ParseInt(st.Result.SyncInfo.Height, 10, 64)
+	return h
+}
+
+func (n *Net) GetJSON(url string, out any) error {
+	res, err := httpClient.Get(url)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	return json.NewDecoder(res.Body).Decode(out)
+}
+
+// WaitForHalt waits until the chain has made no block for quiet, and
+// returns the last height.
+func (n *Net) WaitForHalt(from int64, quiet, timeout time.Duration) int64 {
+	n.t.Helper()
+	last, since := from, time.Now()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		if h := n.Height(); h != last {
+			last, since = h, time.Now()
+			continue
+		}
+		if time.Since(since) >= quiet {
+			return last
+		}
+	}
+	n.t.Fatalf("chain still making blocks after %s (at %d)", timeout, last)
+	return 0
+}
+
+func Atoi(t *testing.T, s string) int64 {
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return v
+}
