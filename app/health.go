@@ -99,7 +99,11 @@ func (app *App) setHealthAttestation(opts servertypes.AppOptions, logger log.Log
 		snapshots = app.healthMonitor
 	}
 	votes := ve.NewHandler(app.InferenceKeeper, snapshots, logger.With("module", "health-ve"))
-	app.SetExtendVoteHandler(votes.ExtendVote())
+	extend, err := app.lyingVotes(votes.ExtendVote(), logger)
+	if err != nil {
+		return err
+	}
+	app.SetExtendVoteHandler(extend)
 	app.SetVerifyVoteExtensionHandler(votes.VerifyVoteExtension())
 	inner := baseapp.NewDefaultProposalHandler(app.Mempool(), app)
 	props := proposals.NewHandler(inner.PrepareProposalHandler(), inner.ProcessProposalHandler(),
