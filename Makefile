@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen test test-unit test-localnet fuzz lint bench localnet localnet-stop clean help
+.PHONY: all build install proto-gen test test-unit test-localnet test-e2e fuzz lint bench localnet localnet-stop clean help
 
 all: build
 
@@ -19,7 +19,7 @@ help:
 	@echo "make install      go install inferenced"
 	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
-	@echo "make test-unit    unit tests only; make test-localnet: multi-process tests only"
+	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e: multi-process tests only"
 	@echo "make bench        benchmarks"
 	@echo "make localnet     build and run a 4-validator localnet with executors and load (Ctrl-C stops)"
 	@echo "make lint         go vet and gofmt check"
@@ -43,13 +43,18 @@ lint:
 
 # Unit tests first, then the multi-process localnet tests on their own, so
 # the two never compete for the CPU.
-test: lint build test-unit test-localnet fuzz
+test: lint build test-unit test-localnet test-e2e fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
 
 test-localnet: build
-	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/...
+	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/localnet/
+
+# The end-to-end scenarios (tests/e2e/README.md), one network at a time;
+# -v because every scenario prints its figures.
+test-e2e: build
+	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 25m -v ./tests/e2e/
 
 # Each fuzz target runs for FUZZTIME (go test -fuzz takes one target at a time).
 # The budget is a count of executions, not a duration: with a duration, Go

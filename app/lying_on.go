@@ -6,6 +6,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"cosmossdk.io/log"
 	abci "github.com/cometbft/cometbft/abci/types"
@@ -17,9 +20,12 @@ import (
 )
 
 // LieEnv selects how a validator of the test build lies in its vote
-// extensions; unset, it is honest. The e2e tests run one such validator to
-// show that a Byzantine minority can neither exclude a healthy executor
-// nor keep a dead one in, nor stall the chain.
+// extensions: a mode below, or "file:PATH" to follow the mode written in
+// that file (re-read every 200 ms; empty or missing = honest), so that one
+// network can go through every mode. Unset, the validator is honest. The
+// e2e tests run one such validator to show that a Byzantine minority can
+// neither exclude a healthy executor nor keep a dead one in, nor stall the
+// chain.
 const LieEnv = "INFERENCED_LIE"
 
 // Lying modes.
@@ -32,25 +38,50 @@ const (
 )
 
 func (app *App) lyingVotes(honest sdk.ExtendVoteHandler, logger log.Logger) (sdk.ExtendVoteHandler, error) {
-	mode := os.Getenv(LieEnv)
-	if mode == "" {
+	setting := os.Getenv(LieEnv)
+	if setting == "" {
 		return honest, nil
 	}
-	if _, err := lie(mode, 1, 1); err != nil {
-		return nil, err
+	var mode atomic.Value
+	if path, ok := strings.CutPrefix(setting, "file:"); ok {
+		mode.Store("")
+		go followMode(path, &mode, logger)
+	} else {
+		if _, err := lie(setting, 1, 1); err != nil {
+			return nil, err
+		}
+		mode.Store(setting)
 	}
-	logger.Error("TEST BUILD: this validator lies in its vote extensions", "mode", mode)
+	logger.Error("TEST BUILD: this validator lies in its vote extensions", LieEnv, setting)
 	return func(ctx sdk.Context, req *abci.RequestExtendVote) (*abci.ResponseExtendVote, error) {
+		m, _ := mode.Load().(string)
+		if m == "" {
+			return honest(ctx, req)
+		}
 		epoch, n, err := app.InferenceKeeper.VoteGroup(ctx, req.Height)
 		if err != nil || n == 0 {
 			return honest(ctx, req)
 		}
-		bz, err := lie(mode, epoch, n)
+		bz, err := lie(m, epoch, n)
 		if err != nil {
 			return honest(ctx, req)
 		}
 		return &abci.ResponseExtendVote{VoteExtension: bz}, nil
 	}, nil
+}
+
+// followMode keeps mode equal to the content of the file at path.
+func followMode(path string, mode *atomic.Value, logger log.Logger) {
+	for range time.Tick(200 * time.Millisecond) {
+		bz, _ := os.ReadFile(path)
+		m := strings.TrimSpace(string(bz))
+		if _, err := lie(m, 1, 1); m != "" && err != nil {
+			continue
+		}
+		if old, _ := mode.Swap(m).(string); old != m {
+			logger.Error("TEST BUILD: lying mode changed", "mode", m)
+		}
+	}
 }
 
 // lie builds the extension of a lying validator for a group of n.

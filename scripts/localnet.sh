@@ -26,6 +26,10 @@
 #   CB_MAX_COOLDOWN      circuit-breaker longest cooldown, blocks (80; < EPOCH_LENGTH)
 #   MODEL              model every executor serves        (llama-7b)
 #   CHAIN_ID           chain id                           (inferenced-local)
+#   MONITOR_OFF_NODES  validators (0-based, space-separated) whose health
+#                      monitor is disabled: they abstain         (none)
+#   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
+#   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #
 # Ports, for node i (0-based) and executor j (0-based), plus PORT_OFFSET:
 #   RPC 26657+100*i, P2P 26656+100*i, ABCI proxy 26658+100*i,
@@ -48,6 +52,7 @@ VE_ENABLE_HEIGHT=${VE_ENABLE_HEIGHT:-2}
 CB_INITIAL_COOLDOWN=${CB_INITIAL_COOLDOWN:-10}
 CB_MAX_COOLDOWN=${CB_MAX_COOLDOWN:-80}
 MODEL=${MODEL:-llama-7b}
+MONITOR_OFF_NODES=${MONITOR_OFF_NODES:-}
 CHAIN_ID=${CHAIN_ID:-inferenced-local}
 KEYS="$HOME_DIR/keys"
 KR=(--keyring-backend test --keyring-dir "$KEYS")
@@ -161,6 +166,9 @@ init_network() {
     toml_set "$app" health-monitor probe-interval '"150ms"'
     toml_set "$app" health-monitor probe-timeout '"250ms"'
     toml_set "$app" health-monitor verdict-ttl '"2s"'
+    if [[ " $MONITOR_OFF_NODES " == *" $i "* ]]; then
+      toml_set "$app" health-monitor enabled false
+    fi
     "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
     "$BIN" config set client keyring-backend test --home "$h" >/dev/null
     "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null
@@ -207,7 +215,11 @@ start() {
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     local pid="$HOME_DIR/pids/node$i.pid"
     running "$pid" && continue
-    setsid "$BIN" start --home "$(node_home "$i")" --log_level warn --log_no_color >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+    local bin_var="NODE${i}_BIN" env_var="NODE${i}_ENV"
+    # NODE<i>_ENV is a list of VAR=value words, split on purpose.
+    # shellcheck disable=SC2086
+    setsid env ${!env_var:-} "${!bin_var:-$BIN}" start --home "$(node_home "$i")" --log_level warn --log_no_color \
+      >>"$HOME_DIR/logs/node$i.log" 2>&1 &
     echo $! >"$pid"
   done
   if ! wait_for_height 2 60; then

@@ -122,13 +122,21 @@ func (n *Net) ExecURL(j int) string {
 
 // BuildPrevious builds inferenced without upgrade handlers: the release
 // before the health-attestation upgrade, as far as x/upgrade can tell.
-func BuildPrevious(t *testing.T) string {
+func BuildPrevious(t *testing.T) string { return BuildTagged(t, "noupgradehandlers") }
+
+// BuildLying builds inferenced with the test-only lying vote extensions
+// (app/lying_on.go), switched on per process by INFERENCED_LIE.
+func BuildLying(t *testing.T) string { return BuildTagged(t, "lying") }
+
+// BuildTagged builds inferenced with a build tag into a temporary
+// directory.
+func BuildTagged(t *testing.T, tag string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "inferenced-prev")
-	cmd := exec.Command("go", "build", "-tags", "noupgradehandlers", "-o", out, "./cmd/inferenced")
+	out := filepath.Join(t.TempDir(), "inferenced-"+tag)
+	cmd := exec.Command("go", "build", "-tags", tag, "-o", out, "./cmd/inferenced")
 	cmd.Dir = repoRoot(t)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the previous release: %v\n%s", err, msg)
+		t.Fatalf("build inferenced -tags %s: %v\n%s", tag, err, msg)
 	}
 	return out
 }

@@ -157,3 +157,14 @@ func FuzzParamsValidate(f *testing.F) {
 		}
 	})
 }
+
+// A proposal with invalid params is refused at submission (gov calls
+// ValidateBasic), naming the rule.
+func TestMsgUpdateParamsValidateBasic(t *testing.T) {
+	ok := types.MsgUpdateParams{Params: types.DefaultParams()}
+	require.NoError(t, ok.ValidateBasic())
+	bad := ok
+	bad.Params.HealthCbMinSamples = 0
+	err := bad.ValidateBasic()
+	require.ErrorContains(t, err, "health_cb_min_samples")
+}

@@ -1,0 +1,81 @@
+package e2e_test
+
+import (
+	"testing"
+	"time"
+
+	ln "github.com/inferenced/inferenced/tests/internal/localnet"
+)
+
+// Scenario 5, crash and restart: validator 2 is killed mid-epoch while an
+// executor is excluded, the others go on, and on restart it catches up;
+// every node then reports the same app hash at every height compared, and
+// the restarted node holds the same breaker state as the others.
+func TestValidatorCrashAndRestart(t *testing.T) {
+	n := start(t, 4000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
+		"CB_INITIAL_COOLDOWN=60", "CB_MAX_COOLDOWN=64")
+	dead := n.KeyAddress("exec1")
+	n.WaitHeight(5, time.Minute)
+	n.GoDark(1)
+	excluded := n.WaitHealth(dead, "exclusion", time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
+
+	n.Kill(2)
+	killedAt := n.Height()
+	n.WaitHeight(killedAt+10, time.Minute) // three of four go on
+	if out, err := n.Script(2*time.Minute, "start"); err != nil {
+		t.Fatalf("restart node 2: %v\n%s", err, out)
+	}
+	restartedAt := n.Height()
+	var caughtUp int64
+	for deadline := time.Now().Add(2 * time.Minute); caughtUp == 0; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 2 at %d, node 0 at %d: no catch-up in 2 minutes", n.HeightOn(2), n.Height())
+		}
+		if h := n.HeightOn(2); h > 0 && h >= n.Height() {
+			caughtUp = h
+		}
+	}
+	n.WaitHeight(caughtUp+2, time.Minute)
+
+	// App hashes of every block from before the crash to after catch-up.
+	compared, from := 0, ln.Atoi(t, excluded.ExcludedAt)-2
+	for h := from; h <= caughtUp+1; h++ {
+		want, err := n.AppHash(0, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < 4; i++ {
+			got, err := n.AppHash(i, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("block %d: node %d app hash %s, node 0 %s", h, i, got, want)
+			}
+		}
+		compared++
+	}
+	states := make([]ln.HealthJSON, 4)
+	for i := range states {
+		h, err := n.HealthOn(i, dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states[i] = h
+	}
+	t.Logf("exec1 %s EXCLUDED at %s (cooldown %s); node 2 killed at %d, restarted at %d, caught up at %d",
+		dead, excluded.ExcludedAt, excluded.CooldownBlocks, killedAt, restartedAt, caughtUp)
+	t.Logf("  app hashes of blocks %d..%d equal on all 4 nodes: %d heights compared", from, caughtUp+1, compared)
+	for i, s := range states {
+		t.Logf("  node %d: exec1 %s since %s, excluded at %s, eligible %s, exclusions %d", i, s.State, s.SinceHeight,
+			s.ExcludedAt, s.EligibleHeight, s.Exclusions)
+	}
+	for i := 1; i < 4; i++ {
+		if states[i] != states[0] {
+			t.Errorf("node %d breaker state %+v, node 0 %+v", i, states[i], states[0])
+		}
+	}
+	if states[2].State != "HEALTH_STATE_EXCLUDED" || states[2].ExcludedAt != excluded.ExcludedAt {
+		t.Errorf("restarted node lost the exclusion: %+v", states[2])
+	}
+}

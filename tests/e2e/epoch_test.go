@@ -1,0 +1,69 @@
+package e2e_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	ln "github.com/inferenced/inferenced/tests/internal/localnet"
+)
+
+// Scenario 8, epoch boundary: an executor excluded with a cooldown that
+// runs past the end of the epoch is HEALTHY again from the first block of
+// the next epoch, and the breaker holds nothing on anyone.
+func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
+	const epochLength, cooldown = 40, 30
+	n := start(t, 3500, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms",
+		fmt.Sprintf("EPOCH_LENGTH=%d", epochLength), fmt.Sprintf("CB_INITIAL_COOLDOWN=%d", cooldown), "CB_MAX_COOLDOWN=35")
+	dead := n.KeyAddress("exec1")
+	var epoch struct {
+		Epoch struct {
+			Index       string `json:"index"`
+			StartHeight string `json:"start_height"`
+		} `json:"epoch"`
+		Next string `json:"next_epoch_height"`
+	}
+	if err := n.Query(&epoch, "inference", "epoch"); err != nil {
+		t.Fatal(err)
+	}
+	boundary := ln.Atoi(t, epoch.Next)
+	n.WaitHeight(ln.Atoi(t, epoch.Epoch.StartHeight)+4, time.Minute)
+	darkAt := n.GoDark(1)
+	out := n.WaitHealth(dead, "exclusion", time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
+	n.Control(1, "/control/up")
+	eligible := ln.Atoi(t, out.EligibleHeight)
+	if eligible <= boundary {
+		t.Fatalf("excluded at %s, eligible at %d: not past the boundary at %d; lengthen the cooldown", out.ExcludedAt, eligible, boundary)
+	}
+	n.WaitHeight(boundary-1, 2*time.Minute)
+	before, err := n.Health(dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.WaitHeight(boundary, time.Minute)
+	after := n.WaitHealth(dead, "state in the new epoch", 30*time.Second, func(h ln.HealthJSON) bool { return h.Exclusions == 0 })
+
+	var left []string
+	for i := 0; i < 4; i++ {
+		list, err := n.Excluded(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range list {
+			left = append(left, fmt.Sprintf("node %d: %s %s", i, h.Address, h.State))
+		}
+	}
+	t.Logf("epoch length %d, next epoch at %d; exec1 dark at %d, EXCLUDED at %s (cooldown %s, eligible %d); back up at once",
+		epochLength, boundary, darkAt, out.ExcludedAt, out.CooldownBlocks, eligible)
+	t.Logf("  block %d (last of the epoch): %s, %d exclusions", boundary-1, before.State, before.Exclusions)
+	t.Logf("  block %d (new epoch):        %s, %d exclusions; non-healthy executors on the 4 nodes: %d", boundary, after.State, after.Exclusions, len(left))
+	if before.State != "HEALTH_STATE_EXCLUDED" {
+		t.Errorf("before the boundary: %s, want still EXCLUDED", before.State)
+	}
+	if after.State != "HEALTH_STATE_HEALTHY" || after.ExcludedAt != "0" && after.ExcludedAt != "" {
+		t.Errorf("after the boundary: %+v, want HEALTHY with no record", after)
+	}
+	if len(left) != 0 {
+		t.Errorf("breaker records left after the boundary: %v", left)
+	}
+}

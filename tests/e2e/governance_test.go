@@ -1,0 +1,150 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	ln "github.com/inferenced/inferenced/tests/internal/localnet"
+)
+
+// Scenario 7, governance: a MsgUpdateParams proposal raising the breaker's
+// first cooldown is submitted, voted by the four validators and passed; the
+// new value is in the state of the block that executed the proposal, so
+// the next block runs with it, and the next exclusion uses it. A proposal
+// with invalid params is refused at submission with the rule it breaks,
+// and changes nothing.
+func TestGovernanceChangesHealthParams(t *testing.T) {
+	n := start(t, 4500, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
+		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64")
+	n.WaitHeight(3, time.Minute)
+	var gov struct {
+		Account struct {
+			Value struct {
+				Address string `json:"address"`
+			} `json:"value"`
+		} `json:"account"`
+	}
+	if err := n.Query(&gov, "auth", "module-account", "gov"); err != nil {
+		t.Fatal(err)
+	}
+	params := func(height int64) map[string]any {
+		var res struct {
+			Params map[string]any `json:"params"`
+		}
+		args := []string{"inference", "params"}
+		if height > 0 {
+			args = append(args, "--height", fmt.Sprint(height))
+		}
+		if err := n.Query(&res, args...); err != nil {
+			t.Fatal(err)
+		}
+		return res.Params
+	}
+	proposal := func(name string, change map[string]any) string {
+		p := params(0)
+		for k, v := range change {
+			p[k] = v
+		}
+		body, err := json.Marshal(map[string]any{
+			"messages": []any{map[string]any{"@type": "/inferenced.inference.v1.MsgUpdateParams",
+				"authority": gov.Account.Value.Address, "params": p}},
+			"deposit": "10000stake", "title": name, "summary": name,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), name+".json")
+		if err := os.WriteFile(path, body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	// Invalid: min samples 0. Refused before any vote, state unchanged.
+	before := params(0)
+	code, log := n.Tx("val0", "gov", "submit-proposal", proposal("invalid", map[string]any{"health_cb_min_samples": "0"}))
+	invalidErr := log
+	if code == 0 {
+		t.Errorf("a proposal with health_cb_min_samples 0 was accepted")
+	}
+	if !strings.Contains(log, "health_cb_min_samples") {
+		t.Errorf("refusal does not name the rule: %s", log)
+	}
+
+	// Valid: the first cooldown 8 -> 12.
+	submitted := n.Height()
+	if code, log := n.Tx("val0", "gov", "submit-proposal", proposal("cooldown", map[string]any{"health_cb_initial_cooldown_blocks": "12"})); code != 0 {
+		t.Fatalf("submit: code %d: %s", code, log)
+	}
+	var id struct {
+		Proposals []struct {
+			ID string `json:"id"`
+		} `json:"proposals"`
+	}
+	if err := n.Query(&id, "gov", "proposals"); err != nil || len(id.Proposals) == 0 {
+		t.Fatalf("proposals: %v %+v", err, id)
+	}
+	pid := id.Proposals[len(id.Proposals)-1].ID
+	for _, v := range []string{"val0", "val1", "val2", "val3"} {
+		if code, log := n.Tx(v, "gov", "vote", pid, "yes"); code != 0 {
+			t.Fatalf("vote of %s: code %d: %s", v, code, log)
+		}
+	}
+	var status struct {
+		Proposal struct {
+			Status       string `json:"status"`
+			VotingEnd    string `json:"voting_end_time"`
+			FailedReason string `json:"failed_reason"`
+		} `json:"proposal"`
+	}
+	for deadline := time.Now().Add(90 * time.Second); status.Proposal.Status != "PROPOSAL_STATUS_PASSED"; time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("proposal %s not passed in 90 s: %+v", pid, status.Proposal)
+		}
+		if err := n.Query(&status, "gov", "proposal", pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The block that executed it: the first whose state has the new value.
+	var executed int64
+	for h := submitted; h <= n.Height(); h++ {
+		if params(h)["health_cb_initial_cooldown_blocks"] == "12" {
+			executed = h
+			break
+		}
+	}
+	// The next exclusion uses it.
+	dead := n.KeyAddress("exec1")
+	n.GoDark(1)
+	ex := n.WaitHealth(dead, "exclusion", time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
+
+	t.Logf("invalid proposal (health_cb_min_samples 0): refused at submission: %s", firstLine(invalidErr))
+	t.Logf("valid proposal %s (first cooldown 8 -> 12): submitted at %d, passed; state of block %d is the first with 12 (block %d had %v)",
+		pid, submitted, executed, executed-1, params(executed - 1)["health_cb_initial_cooldown_blocks"])
+	t.Logf("next exclusion: exec1 EXCLUDED at %s with cooldown %s", ex.ExcludedAt, ex.CooldownBlocks)
+
+	if fmt.Sprint(params(executed)) == fmt.Sprint(before) || executed == 0 {
+		t.Errorf("params never changed")
+	}
+	if got := params(executed - 1)["health_cb_initial_cooldown_blocks"]; got != "8" {
+		t.Errorf("block %d already had %v", executed-1, got)
+	}
+	if ex.CooldownBlocks != "12" {
+		t.Errorf("exclusion after the change used cooldown %s, want 12", ex.CooldownBlocks)
+	}
+	if after := params(0); after["health_cb_min_samples"] != before["health_cb_min_samples"] {
+		t.Errorf("the refused proposal changed min samples to %v", after["health_cb_min_samples"])
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

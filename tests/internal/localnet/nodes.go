@@ -1,0 +1,69 @@
+package localnet
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// HealthOn reads an executor's breaker state on validator i's REST server.
+func (n *Net) HealthOn(i int, addr string) (HealthJSON, error) {
+	var res struct {
+		Health HealthJSON `json:"health"`
+	}
+	err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/inferenced/inference/v1/executor_health/%s", 1317+100*i+n.Offset, addr), &res)
+	return res.Health, err
+}
+
+// HeightOn is validator i's latest committed height, 0 if it does not
+// answer.
+func (n *Net) HeightOn(i int) int64 {
+	var st struct {
+		Result struct {
+			SyncInfo struct {
+				Height string `json:"latest_block_height"`
+			} `json:"sync_info"`
+		} `json:"result"`
+	}
+	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/status", 26657+100*i+n.Offset), &st); err != nil {
+		return 0
+	}
+	h, _ := strconv.ParseInt(st.Result.SyncInfo.Height, 10, 64)
+	return h
+}
+
+// AppHash is the app hash in the header of block h as validator i serves
+// it (the state after block h-1).
+func (n *Net) AppHash(i int, h int64) (string, error) {
+	var blk struct {
+		Result struct {
+			Block struct {
+				Header struct {
+					AppHash string `json:"app_hash"`
+				} `json:"header"`
+			} `json:"block"`
+		} `json:"result"`
+	}
+	err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+100*i+n.Offset, h), &blk)
+	return blk.Result.Block.Header.AppHash, err
+}
+
+// Kill stops validator i at once (SIGKILL), as a crash would; Script
+// "start" brings it back.
+func (n *Net) Kill(i int) {
+	n.t.Helper()
+	bz, err := os.ReadFile(filepath.Join(n.Home, "pids", fmt.Sprintf("node%d.pid", i)))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(bz)))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		n.t.Fatalf("kill node %d: %v", i, err)
+	}
+}

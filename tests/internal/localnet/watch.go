@@ -1,0 +1,61 @@
+package localnet
+
+import (
+	"fmt"
+	"time"
+)
+
+// WaitHealth polls an executor's breaker state on node 0 until ok accepts
+// it and returns it; the test fails after timeout, saying what it awaited.
+func (n *Net) WaitHealth(addr, what string, timeout time.Duration, ok func(HealthJSON) bool) HealthJSON {
+	n.t.Helper()
+	var last HealthJSON
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		h, err := n.Health(addr)
+		if err != nil {
+			continue
+		}
+		last = h
+		if ok(h) {
+			return h
+		}
+	}
+	n.t.Fatalf("%s: not within %s; last state %+v", what, timeout, last)
+	return last
+}
+
+// Excluded lists the executors the breaker does not hold HEALTHY, read on
+// validator i's REST server.
+func (n *Net) Excluded(i int) ([]HealthJSON, error) {
+	var res struct {
+		Executors []HealthJSON `json:"executors"`
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/inferenced/inference/v1/excluded_executors", 1317+100*i+n.Offset)
+	err := n.GetJSON(url, &res)
+	return res.Executors, err
+}
+
+// BlockTimes returns the average time between the blocks of (from, to]
+// from their headers.
+func (n *Net) BlockTimes(from, to int64) time.Duration {
+	n.t.Helper()
+	at := func(h int64) time.Time {
+		var blk struct {
+			Result struct {
+				Block struct {
+					Header struct {
+						Time time.Time `json:"time"`
+					} `json:"header"`
+				} `json:"block"`
+			} `json:"result"`
+		}
+		if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+n.Offset, h), &blk); err != nil {
+			n.t.Fatal(err)
+		}
+		return blk.Result.Block.Header.Time
+	}
+	if to <= from {
+		return 0
+	}
+	return at(to).Sub(at(from)) / time.Duration(to-from)
+}
