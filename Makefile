@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen test test-unit test-localnet test-e2e fuzz lint bench localnet localnet-stop clean help
+.PHONY: all build install proto-gen test test-unit test-localnet test-e2e fuzz lint bench localnet demo localnet-stop clean help
 
 all: build
 
@@ -21,7 +21,8 @@ help:
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e: multi-process tests only"
 	@echo "make bench        benchmarks"
-	@echo "make localnet     build and run a 4-validator localnet with executors and load (Ctrl-C stops)"
+	@echo "make localnet     build and run a 4-validator localnet with executors and load, show the breaker (Ctrl-C stops)"
+	@echo "make demo         the circuit breaker demo alone: an executor dark, excluded, probed, back"
 	@echo "make lint         go vet and gofmt check"
 
 build:
@@ -83,6 +84,11 @@ bench:
 
 localnet: build
 	bash scripts/localnet-run.sh
+
+# The circuit breaker demo alone (starts and stops its own localnet when
+# none is running; `make localnet` runs it first).
+demo: build
+	bash scripts/demo.sh
 
 localnet-stop:
 	bash scripts/localnet.sh stop

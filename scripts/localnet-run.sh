@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make localnet`: a fresh localnet in the foreground. Starts the validators
-# and executors, runs the load driver, prints one line per block, and stops
-# everything on Ctrl-C. Settings are those of scripts/localnet.sh.
+# and executors, runs the load driver, shows the circuit breaker taking a
+# dark executor out and back (scripts/demo.sh; DEMO=0 skips it), then prints
+# one line per block, and stops everything on Ctrl-C. Settings are those of
+# scripts/localnet.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export LOCALNET_HOME=${LOCALNET_HOME:-$root/build/localnet}
@@ -38,8 +40,13 @@ cat <<INFO
 INFO
 
 "$root/build/loadgen" -grpc "$grpc" -keyring-dir "$LOCALNET_HOME/keys" -rate "$LOAD_RATE" -quiet \
-  >"$LOCALNET_HOME/logs/loadgen.log" 2>&1 &
+  -events "$LOCALNET_HOME/logs/loadgen-events.jsonl" >"$LOCALNET_HOME/logs/loadgen.log" 2>&1 &
 loadgen_pid=$!
+
+# First the circuit breaker at work (DEMO=0 skips it), then one line per block.
+if [ "${DEMO:-1}" != 0 ]; then
+  bash "$root/scripts/demo.sh"
+fi
 
 last=0
 while true; do

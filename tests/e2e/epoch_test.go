@@ -23,11 +23,11 @@ func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
 		} `json:"epoch"`
 		Next string `json:"next_epoch_height"`
 	}
-	if err := n.Query(&epoch, "inference", "epoch"); err != nil {
+	if err := n.Query(&epoch, "inference", "current-epoch"); err != nil {
 		t.Fatal(err)
 	}
 	boundary := ln.Atoi(t, epoch.Next)
-	n.WaitHeight(ln.Atoi(t, epoch.Epoch.StartHeight)+4, time.Minute)
+	n.WaitHeight(ln.Atoi(t, epoch.Epoch.StartHeight)+12, time.Minute) // exclusion + cooldown past the boundary
 	darkAt := n.GoDark(1)
 	out := n.WaitHealth(dead, "exclusion", time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
 	n.Control(1, "/control/up")

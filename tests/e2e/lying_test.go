@@ -20,7 +20,7 @@ func TestOneLyingValidatorOfFour(t *testing.T) {
 	lying := ln.BuildLying(t)
 	modeFile := filepath.Join(t.TempDir(), "lie-mode")
 	n := start(t, 2000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
-		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "NODE3_BIN="+lying, "NODE3_ENV=INFERENCED_LIE=file:"+modeFile)
+		"CB_INITIAL_COOLDOWN=4", "CB_MAX_COOLDOWN=8", "NODE3_BIN="+lying, "NODE3_ENV=INFERENCED_LIE=file:"+modeFile)
 	dead := n.KeyAddress("exec1")
 	n.WaitHeight(10, time.Minute) // honest until the mode file is written
 	normal := n.BlockTimes(4, 10)

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The circuit breaker in one minute, for a newcomer: on a running localnet
+# with its load driver (scripts/localnet-run.sh runs this first), one
+# executor goes dark, the validators' attestations exclude it, it comes
+# back, is probed and is HEALTHY again. One line per block: each
+# executor's breaker state and the requests routed to it in that block.
+#
+# On its own (no network running on PORT_OFFSET), it starts a localnet and
+# the load driver, runs the demo and stops everything.
+#
+#   scripts/demo.sh          settings are those of scripts/localnet.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+export LOCALNET_HOME=${LOCALNET_HOME:-$root/build/localnet}
+PORT_OFFSET=${PORT_OFFSET:-0}
+rpc="http://127.0.0.1:$((26657 + PORT_OFFSET))"
+api="http://127.0.0.1:$((1317 + PORT_OFFSET))/inferenced/inference/v1"
+events=${DEMO_EVENTS:-$LOCALNET_HOME/logs/loadgen-events.jsonl}
+KR=(--keyring-backend test --keyring-dir "$LOCALNET_HOME/keys")
+BIN=${INFERENCED:-$root/build/inferenced}
+
+height() { curl -fsS --max-time 2 "$rpc/status" 2>/dev/null | jq -r '.result.sync_info.latest_block_height' 2>/dev/null || echo 0; }
+
+own=""
+if [ "$(height)" = 0 ]; then
+  own=1
+  trap '[ -n "${lg:-}" ] && kill "$lg" 2>/dev/null; bash "$root/scripts/localnet.sh" stop' EXIT
+  bash "$root/scripts/localnet.sh" reset
+  bash "$root/scripts/localnet.sh" start
+  "$root/build/loadgen" -grpc "127.0.0.1:$((9090 + PORT_OFFSET))" -keyring-dir "$LOCALNET_HOME/keys" -rate 3 \
+    -quiet -events "$events" >"$LOCALNET_HOME/logs/loadgen.log" 2>&1 &
+  lg=$!
+fi
+
+mapfile -t names < <(ls "$LOCALNET_HOME/keys/keyring-test" | sed -n 's/^\(exec[0-9]*\)\.info$/\1/p' | sort -V)
+declare -A addr
+for n in "${names[@]}"; do addr[$n]=$("$BIN" keys show "$n" -a "${KR[@]}"); done
+victim=exec1
+victim_url="http://127.0.0.1:$((8080 + PORT_OFFSET + 1))"
+
+# line H: one block, each executor's state (H healthy, X excluded, P probe)
+# and the requests the load driver routed to it at that height.
+line() {
+  local h=$1 states out=""
+  states=$(curl -fsS --max-time 2 "$api/excluded_executors?pagination.limit=1000" |
+    jq -r '.executors[] | "\(.address) \(.state)"' 2>/dev/null || true)
+  for n in "${names[@]}"; do
+    local s=H req=0
+    case "$(grep "^${addr[$n]} " <<<"$states" | cut -d' ' -f2)" in
+      HEALTH_STATE_EXCLUDED) s=X ;;
+      HEALTH_STATE_PROBE) s=P ;;
+    esac
+    [ -f "$events" ] && req=$(jq -r --arg a "${addr[$n]}" --argjson h "$h" \
+      'select(.executor == $a and .height == $h) | .inference_id' "$events" 2>/dev/null | wc -l)
+    out+=$(printf '  %s %s %2d' "$n" "$s" "$req")
+  done
+  printf '%6d %s  %s\n' "$h" "$out" "${2:-}"
+}
+
+# follow prints one line per new block until the victim's state is $1.
+follow() {
+  local want=$1 last note=${2:-}
+  last=$(height)
+  while :; do
+    local h
+    h=$(height)
+    if [ "$h" -gt "$last" ]; then
+      last=$h
+      line "$h" "$note"
+      note=""
+      local st
+      st=$(curl -fsS --max-time 2 "$api/executor_health/${addr[$victim]}" | jq -r '.health.state' 2>/dev/null || echo "")
+      [ "$st" = "$want" ] && return 0
+    fi
+    sleep 0.2
+  done
+}
+
+cat <<INFO
+
+  Circuit breaker demo: $victim goes dark, is excluded, comes back, is probed.
+  Each line is a block: executor, state (H healthy, X excluded, P probe) and
+  requests routed to it at that height by the load driver.
+
+INFO
+start=$(height)
+while [ "$(height)" -lt $((start + 3)) ]; do sleep 0.2; done
+curl -fsS -X POST "$victim_url/control/dark?mode=refuse" >/dev/null
+dark=$(height)
+follow HEALTH_STATE_EXCLUDED "<- $victim goes dark"
+curl -fsS -X POST "$victim_url/control/up" >/dev/null
+follow HEALTH_STATE_HEALTHY "<- excluded; $victim comes back up (cooldown running)"
+line "$(height)" "<- HEALTHY again"
+health=$(curl -fsS --max-time 2 "$api/executor_health/${addr[$victim]}")
+echo
+echo "  $victim went dark after block $dark; restored at $(jq -r '.health.since_height' <<<"$health") by $(jq -r '.health.reason' <<<"$health")"
+echo "  (inferenced q inference executor-health ${addr[$victim]} --home $LOCALNET_HOME/node0)"
+echo
+[ -n "$own" ] || exit 0
