@@ -57,20 +57,26 @@ line() {
   printf '%6d %s  %s\n' "$h" "$out" "${2:-}"
 }
 
-# follow prints one line per new block until the victim's state is $1.
+# follow prints one line per new block until the victim's state is $1,
+# and marks that block with $2.
 follow() {
-  local want=$1 last note=${2:-}
+  local want=$1 reached=$2 last h st
   last=$(height)
   while :; do
-    local h
     h=$(height)
     if [ "$h" -gt "$last" ]; then
+      # A block the loop was too slow to see gets its line too.
+      while [ $((last + 1)) -lt "$h" ]; do
+        last=$((last + 1))
+        line "$last"
+      done
       last=$h
-      line "$h" "$note"
-      note=""
-      local st
       st=$(curl -fsS --max-time 2 "$api/executor_health/${addr[$victim]}" | jq -r '.health.state' 2>/dev/null || echo "")
-      [ "$st" = "$want" ] && return 0
+      if [ "$st" = "$want" ]; then
+        line "$h" "$reached"
+        return 0
+      fi
+      line "$h"
     fi
     sleep 0.2
   done
@@ -78,7 +84,7 @@ follow() {
 
 cat <<INFO
 
-  Circuit breaker demo: $victim goes dark, is excluded, comes back, is probed.
+  Circuit breaker demo: $victim goes dark, is excluded, comes back, is restored.
   Each line is a block: executor, state (H healthy, X excluded, P probe) and
   requests routed to it at that height by the load driver.
 
@@ -87,13 +93,15 @@ start=$(height)
 while [ "$(height)" -lt $((start + 3)) ]; do sleep 0.2; done
 curl -fsS -X POST "$victim_url/control/dark?mode=refuse" >/dev/null
 dark=$(height)
-follow HEALTH_STATE_EXCLUDED "<- $victim goes dark"
+echo "  -- $victim goes dark after block $dark"
+follow HEALTH_STATE_EXCLUDED "<- $victim excluded"
 curl -fsS -X POST "$victim_url/control/up" >/dev/null
-follow HEALTH_STATE_HEALTHY "<- excluded; $victim comes back up (cooldown running)"
-line "$(height)" "<- HEALTHY again"
+echo "  -- $victim back up; it stays out until its cooldown ends"
+follow HEALTH_STATE_HEALTHY "<- HEALTHY again"
 health=$(curl -fsS --max-time 2 "$api/executor_health/${addr[$victim]}")
 echo
-echo "  $victim went dark after block $dark; restored at $(jq -r '.health.since_height' <<<"$health") by $(jq -r '.health.reason' <<<"$health")"
-echo "  (inferenced q inference executor-health ${addr[$victim]} --home $LOCALNET_HOME/node0)"
+echo "  $victim went dark after block $dark, was excluded and was restored at $(jq -r '.health.since_height' <<<"$health")"
+echo "  by $(jq -r '.health.reason' <<<"$health"): promoted to PROBE when the cooldown ended and restored by the"
+echo "  validators' next attested ok in the same block (a probe inference is needed only after traffic misses)."
+echo "  inferenced q inference executor-health ${addr[$victim]} --home $LOCALNET_HOME/node0"
 echo
-[ -n "$own" ] || exit 0
