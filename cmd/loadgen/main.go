@@ -14,12 +14,16 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cosmos/cosmos-sdk/crypto/keyring"
 	sdk "github.com/cosmos/cosmos-sdk/types"
+	grpctypes "github.com/cosmos/cosmos-sdk/types/grpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -177,13 +181,23 @@ func (d *driver) seed(height int64, k int) uint64 {
 }
 
 func (d *driver) route(ctx context.Context, height int64, k int) {
-	res, err := d.chain.inference.GetRandomExecutor(ctx, &types.QueryGetRandomExecutorRequest{Model: d.cfg.model, Seed: d.seed(height, k)})
+	var header metadata.MD
+	res, err := d.chain.inference.GetRandomExecutor(ctx, &types.QueryGetRandomExecutorRequest{Model: d.cfg.model, Seed: d.seed(height, k)},
+		grpc.Header(&header))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "h=%d: no executor: %v\n", height, err)
 		return
 	}
+	// Events carry the height of the state the draw read: the node may not
+	// have committed the latest block yet, or may have moved past it.
+	seedHeight := height
+	if v := header.Get(grpctypes.GRPCBlockHeightHeader); len(v) == 1 {
+		if h, err := strconv.ParseInt(v[0], 10, 64); err == nil {
+			height = h
+		}
+	}
 	exec := res.Executor
-	id := fmt.Sprintf("%s-%d-%d", d.cfg.runID, height, k)
+	id := fmt.Sprintf("%s-%d-%d", d.cfg.runID, seedHeight, k)
 	d.stats.update(exec.Address, func(s *executorStats) { s.Assigned++ })
 	msg := &types.MsgStartInference{Creator: d.agent.address, InferenceId: id, Model: d.cfg.model, Executor: exec.Address}
 	if err := d.signer.send(ctx, d.agent, msg); err != nil {

@@ -23,7 +23,7 @@ type Load struct {
 
 // LoadEvent is one request of the load driver, from its events file.
 type LoadEvent struct {
-	Height   int64  `json:"height"` // the height the executor was drawn at
+	Height   int64  `json:"height"` // the height of the state the draw read
 	ID       string `json:"inference_id"`
 	Executor string `json:"executor"`
 	Outcome  string `json:"outcome"`
