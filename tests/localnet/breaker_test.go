@@ -20,8 +20,8 @@ import (
 // answered, HEALTHY again. It prints the timeline in blocks.
 //
 // Vote extensions are off (VE_ENABLE_HEIGHT=0), so the chain runs on
-// traffic samples alone; TestLocalnetAttestationTimeline covers the
-// attested path.
+// traffic samples alone; the attested path is covered by tests/e2e
+// (TestIdleExecutorExcludedByAttestationAlone and the others).
 //
 // The SPRT threshold is raised: with a handful of finishes before going
 // dark, the misses of requests already in flight would otherwise make the
