@@ -22,16 +22,7 @@ func TestGovernanceChangesHealthParams(t *testing.T) {
 	n := start(t, 4500, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
 		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64")
 	n.WaitHeight(3, time.Minute)
-	var gov struct {
-		Account struct {
-			Value struct {
-				Address string `json:"address"`
-			} `json:"value"`
-		} `json:"account"`
-	}
-	if err := n.Query(&gov, "auth", "module-account", "gov"); err != nil {
-		t.Fatal(err)
-	}
+	gov := n.GovAddress()
 	params := func(height int64) map[string]any {
 		var res struct {
 			Params map[string]any `json:"params"`
@@ -52,7 +43,7 @@ func TestGovernanceChangesHealthParams(t *testing.T) {
 		}
 		body, err := json.Marshal(map[string]any{
 			"messages": []any{map[string]any{"@type": "/inferenced.inference.v1.MsgUpdateParams",
-				"authority": gov.Account.Value.Address, "params": p}},
+				"authority": gov, "params": p}},
 			"deposit": "10000stake", "title": name, "summary": name,
 		})
 		if err != nil {

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -64,25 +63,11 @@ func TestIdleExecutorExcludedByAttestationAlone(t *testing.T) {
 	t.Logf("  %5d  %s: +%d blocks after exclusion (cooldown %s)", H, strings.Join(path, " → "), H-E, excluded.CooldownBlocks)
 
 	// Attack: the bundle bytes of a block sent back through CheckTx.
-	var blk struct {
-		Result struct {
-			Block struct {
-				Data struct {
-					Txs []string `json:"txs"`
-				} `json:"data"`
-			} `json:"block"`
-		} `json:"result"`
-	}
-	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+n.Offset, E), &blk); err != nil {
-		t.Fatal(err)
-	}
-	if len(blk.Result.Block.Data.Txs) == 0 {
+	txs := n.BlockTxs(E)
+	if len(txs) == 0 {
 		t.Fatalf("block %d has no health bundle", E)
 	}
-	raw, err := base64.StdEncoding.DecodeString(blk.Result.Block.Data.Txs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := txs[0]
 	var checked struct {
 		Result struct {
 			Code uint32 `json:"code"`

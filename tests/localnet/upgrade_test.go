@@ -26,23 +26,14 @@ func TestLocalnetUpgradeEnablesAttestation(t *testing.T) {
 	n := ln.Start(t, 8000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
 		"VE_ENABLE_HEIGHT=0", "INFERENCED="+prev)
 	n.WaitHeight(3, time.Minute)
-	var gov struct {
-		Account struct {
-			Value struct {
-				Address string `json:"address"`
-			} `json:"value"`
-		} `json:"account"`
-	}
-	if err := n.Query(&gov, "auth", "module-account", "gov"); err != nil {
-		t.Fatal(err)
-	}
+	gov := n.GovAddress()
 	// The 20 s voting period is about 35 blocks here; 70 leave room.
 	upgradeAt := n.Height() + 70
 	proposal := filepath.Join(t.TempDir(), "upgrade.json")
 	body := fmt.Sprintf(`{"messages":[{"@type":"/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade","authority":%q,
 		"plan":{"name":"health-attestation","height":"%d"}}],
 		"deposit":"10000stake","title":"Health attestation","summary":"Enable vote extensions."}`,
-		gov.Account.Value.Address, upgradeAt)
+		gov, upgradeAt)
 	if err := os.WriteFile(proposal, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

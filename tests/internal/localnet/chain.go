@@ -1,7 +1,6 @@
 package localnet
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strings"
 )
@@ -21,13 +20,7 @@ type HealthJSON struct {
 }
 
 // Health reads an executor's breaker state over REST (node 0).
-func (n *Net) Health(addr string) (HealthJSON, error) {
-	var res struct {
-		Health HealthJSON `json:"health"`
-	}
-	err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/inferenced/inference/v1/executor_health/%s", 1317+n.Offset, addr), &res)
-	return res.Health, err
-}
+func (n *Net) Health(addr string) (HealthJSON, error) { return n.HealthOn(0, addr) }
 
 type ParticipantJSON struct {
 	Address string `json:"address"`
@@ -209,23 +202,8 @@ func (n *Net) VoteOf(h int64, i int, executor string) string {
 // bundle.
 func (n *Net) HasBundle(h int64) bool {
 	n.t.Helper()
-	var blk struct {
-		Result struct {
-			Block struct {
-				Data struct {
-					Txs []string `json:"txs"`
-				} `json:"data"`
-			} `json:"block"`
-		} `json:"result"`
-	}
-	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+n.Offset, h), &blk); err != nil {
-		n.t.Fatal(err)
-	}
-	if len(blk.Result.Block.Data.Txs) == 0 {
-		return false
-	}
-	raw, err := base64.StdEncoding.DecodeString(blk.Result.Block.Data.Txs[0])
-	return err == nil && strings.HasPrefix(string(raw), "\xffHEALTH1")
+	txs := n.BlockTxs(h)
+	return len(txs) > 0 && strings.HasPrefix(string(txs[0]), "\xffHEALTH1")
 }
 
 // SawProbe reports whether executor was promoted to PROBE in a block of

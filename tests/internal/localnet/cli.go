@@ -115,17 +115,10 @@ func (n *Net) WaitHeight(h int64, timeout time.Duration) {
 // Height is node 0's latest committed height over RPC.
 func (n *Net) Height() int64 {
 	n.t.Helper()
-	var st struct {
-		Result struct {
-			SyncInfo struct {
-				Height string `json:"latest_block_height"`
-			} `json:"sync_info"`
-		} `json:"result"`
-	}
-	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/status", 26657+n.Offset), &st); err != nil {
+	h, err := n.statusHeight(0)
+	if err != nil {
 		n.t.Fatalf("status: %v", err)
 	}
-	h, _ := strconv.ParseInt(st.Result.SyncInfo.Height, 10, 64)
 	return h
 }
 
@@ -168,4 +161,21 @@ func Atoi(t *testing.T, s string) int64 {
 		t.Fatalf("not a number: %q", s)
 	}
 	return v
+}
+
+// GovAddress is the x/gov module account, the authority of governance
+// messages.
+func (n *Net) GovAddress() string {
+	n.t.Helper()
+	var res struct {
+		Account struct {
+			Value struct {
+				Address string `json:"address"`
+			} `json:"value"`
+		} `json:"account"`
+	}
+	if err := n.Query(&res, "auth", "module-account", "gov"); err != nil {
+		n.t.Fatal(err)
+	}
+	return res.Account.Value.Address
 }

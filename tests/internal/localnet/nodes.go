@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // HealthOn reads an executor's breaker state on validator i's REST server.
@@ -21,6 +22,11 @@ func (n *Net) HealthOn(i int, addr string) (HealthJSON, error) {
 // HeightOn is validator i's latest committed height, 0 if it does not
 // answer.
 func (n *Net) HeightOn(i int) int64 {
+	h, _ := n.statusHeight(i)
+	return h
+}
+
+func (n *Net) statusHeight(i int) (int64, error) {
 	var st struct {
 		Result struct {
 			SyncInfo struct {
@@ -29,26 +35,48 @@ func (n *Net) HeightOn(i int) int64 {
 		} `json:"result"`
 	}
 	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/status", 26657+100*i+n.Offset), &st); err != nil {
-		return 0
+		return 0, err
 	}
-	h, _ := strconv.ParseInt(st.Result.SyncInfo.Height, 10, 64)
-	return h
+	return strconv.ParseInt(st.Result.SyncInfo.Height, 10, 64)
+}
+
+// blockJSON is the part of a CometBFT /block answer the tests read.
+type blockJSON struct {
+	Header struct {
+		Time    time.Time `json:"time"`
+		AppHash string    `json:"app_hash"`
+	} `json:"header"`
+	Data struct {
+		Txs [][]byte `json:"txs"` // base64 in JSON
+	} `json:"data"`
+}
+
+// block is block h as validator i serves it.
+func (n *Net) block(i int, h int64) (blockJSON, error) {
+	var res struct {
+		Result struct {
+			Block blockJSON `json:"block"`
+		} `json:"result"`
+	}
+	err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+100*i+n.Offset, h), &res)
+	return res.Result.Block, err
+}
+
+// BlockTxs is the transactions of block h (node 0).
+func (n *Net) BlockTxs(h int64) [][]byte {
+	n.t.Helper()
+	b, err := n.block(0, h)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return b.Data.Txs
 }
 
 // AppHash is the app hash in the header of block h as validator i serves
 // it (the state after block h-1).
 func (n *Net) AppHash(i int, h int64) (string, error) {
-	var blk struct {
-		Result struct {
-			Block struct {
-				Header struct {
-					AppHash string `json:"app_hash"`
-				} `json:"header"`
-			} `json:"block"`
-		} `json:"result"`
-	}
-	err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+100*i+n.Offset, h), &blk)
-	return blk.Result.Block.Header.AppHash, err
+	b, err := n.block(i, h)
+	return b.Header.AppHash, err
 }
 
 // Kill stops validator i at once (SIGKILL), as a crash would; Script

@@ -40,19 +40,11 @@ func (n *Net) Excluded(i int) ([]HealthJSON, error) {
 func (n *Net) BlockTimes(from, to int64) time.Duration {
 	n.t.Helper()
 	at := func(h int64) time.Time {
-		var blk struct {
-			Result struct {
-				Block struct {
-					Header struct {
-						Time time.Time `json:"time"`
-					} `json:"header"`
-				} `json:"block"`
-			} `json:"result"`
-		}
-		if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/block?height=%d", 26657+n.Offset, h), &blk); err != nil {
+		b, err := n.block(0, h)
+		if err != nil {
 			n.t.Fatal(err)
 		}
-		return blk.Result.Block.Header.Time
+		return b.Header.Time
 	}
 	if to <= from {
 		return 0
