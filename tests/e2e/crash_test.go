@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -55,17 +56,18 @@ func TestValidatorCrashAndRestart(t *testing.T) {
 		}
 		compared++
 	}
+	// All four read at one height, so a block committing between the
+	// readings cannot make them differ.
 	states := make([]ln.HealthJSON, 4)
 	for i := range states {
-		h, err := n.HealthOn(i, dead)
-		if err != nil {
-			t.Fatal(err)
-		}
-		states[i] = h
+		n.Eventually(fmt.Sprintf("node %d's breaker state at %d", i, caughtUp+1), 30*time.Second, func() (err error) {
+			states[i], err = n.HealthAt(i, dead, caughtUp+1)
+			return err
+		})
 	}
 	t.Logf("exec1 %s EXCLUDED at %s (cooldown %s); node 2 killed at %d, restarted at %d, caught up at %d",
 		dead, excluded.ExcludedAt, excluded.CooldownBlocks, killedAt, restartedAt, caughtUp)
-	t.Logf("  app hashes of blocks %d..%d equal on all 4 nodes: %d heights compared", from, caughtUp+1, compared)
+	t.Logf("  app hashes of blocks %d..%d equal on all 4 nodes: %d heights compared; breaker state at %d:", from, caughtUp+1, compared, caughtUp+1)
 	for i, s := range states {
 		t.Logf("  node %d: exec1 %s since %s, excluded at %s, eligible %s, exclusions %d", i, s.State, s.SinceHeight,
 			s.ExcludedAt, s.EligibleHeight, s.Exclusions)

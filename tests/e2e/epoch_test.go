@@ -35,20 +35,25 @@ func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
 	if eligible <= boundary {
 		t.Fatalf("excluded at %s, eligible at %d: not past the boundary at %d; lengthen the cooldown", out.ExcludedAt, eligible, boundary)
 	}
-	n.WaitHeight(boundary-1, 2*time.Minute)
-	before, err := n.Health(dead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.WaitHeight(boundary, time.Minute)
-	after := n.WaitHealth(dead, "state in the new epoch", 30*time.Second, func(h ln.HealthJSON) bool { return h.Exclusions == 0 })
-
+	// Each reading is pinned to its block: a query sent just as the
+	// boundary commits would otherwise describe the wrong side of it.
+	n.WaitHeight(boundary, 2*time.Minute)
+	var before, after ln.HealthJSON
+	n.Eventually("state of the last block of the epoch", 30*time.Second, func() (err error) {
+		before, err = n.HealthAt(0, dead, boundary-1)
+		return err
+	})
+	n.Eventually("state of the first block of the next epoch", 30*time.Second, func() (err error) {
+		after, err = n.HealthAt(0, dead, boundary)
+		return err
+	})
 	var left []string
 	for i := 0; i < 4; i++ {
-		list, err := n.Excluded(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var list []ln.HealthJSON
+		n.Eventually(fmt.Sprintf("node %d's excluded executors at %d", i, boundary), 30*time.Second, func() (err error) {
+			list, err = n.ExcludedAt(i, boundary)
+			return err
+		})
 		for _, h := range list {
 			left = append(left, fmt.Sprintf("node %d: %s %s", i, h.Address, h.State))
 		}
@@ -56,11 +61,11 @@ func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
 	t.Logf("epoch length %d, next epoch at %d; exec1 dark at %d, EXCLUDED at %s (cooldown %s, eligible %d); back up at once",
 		epochLength, boundary, darkAt, out.ExcludedAt, out.CooldownBlocks, eligible)
 	t.Logf("  block %d (last of the epoch): %s, %d exclusions", boundary-1, before.State, before.Exclusions)
-	t.Logf("  block %d (new epoch):        %s, %d exclusions; non-healthy executors on the 4 nodes: %d", boundary, after.State, after.Exclusions, len(left))
+	t.Logf("  block %d (new epoch):        %s, %d exclusions; non-healthy executors on the 4 nodes at %d: %d", boundary, after.State, after.Exclusions, boundary, len(left))
 	if before.State != "HEALTH_STATE_EXCLUDED" {
 		t.Errorf("before the boundary: %s, want still EXCLUDED", before.State)
 	}
-	if after.State != "HEALTH_STATE_HEALTHY" || after.ExcludedAt != "0" && after.ExcludedAt != "" {
+	if after.State != "HEALTH_STATE_HEALTHY" || after.Exclusions != 0 || after.ExcludedAt != "0" && after.ExcludedAt != "" {
 		t.Errorf("after the boundary: %+v, want HEALTHY with no record", after)
 	}
 	if len(left) != 0 {

@@ -122,8 +122,20 @@ func (n *Net) Height() int64 {
 	return h
 }
 
-func (n *Net) GetJSON(url string, out any) error {
-	res, err := httpClient.Get(url)
+func (n *Net) GetJSON(url string, out any) error { return getJSONAt(url, 0, out) }
+
+// getJSONAt reads url as of the state committed at height (0: the latest)
+// through the gRPC gateway's height header, so that a reading taken just
+// as a block commits still describes the block the test asked about.
+func getJSONAt(url string, height int64, out any) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if height > 0 {
+		req.Header.Set("x-cosmos-block-height", strconv.FormatInt(height, 10))
+	}
+	res, err := httpClient.Do(req)
 	if err != nil {
 		return err
 	}

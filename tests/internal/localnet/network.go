@@ -64,11 +64,13 @@ func Start(t *testing.T, offset int, extraEnv ...string) *Net {
 	n.env = append(n.env, extraEnv...)
 	n.startWatchdog()
 	t.Cleanup(func() {
-		if out, err := n.Script(2*time.Minute, "stop"); err != nil {
-			t.Logf("localnet stop: %v\n%s", err, out)
-		}
+		// Logs first, while they still end at the failure rather than in
+		// the shutdown's closed-connection noise.
 		if t.Failed() {
 			n.dumpLogs()
+		}
+		if out, err := n.Script(2*time.Minute, "stop"); err != nil {
+			t.Logf("localnet stop: %v\n%s", err, out)
 		}
 	})
 	if out, err := n.Script(5*time.Minute, "start"); err != nil {

@@ -11,11 +11,15 @@ import (
 )
 
 // HealthOn reads an executor's breaker state on validator i's REST server.
-func (n *Net) HealthOn(i int, addr string) (HealthJSON, error) {
+func (n *Net) HealthOn(i int, addr string) (HealthJSON, error) { return n.HealthAt(i, addr, 0) }
+
+// HealthAt reads an executor's breaker state as of block height (0: the
+// latest) on validator i's REST server.
+func (n *Net) HealthAt(i int, addr string, height int64) (HealthJSON, error) {
 	var res struct {
 		Health HealthJSON `json:"health"`
 	}
-	err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/inferenced/inference/v1/executor_health/%s", 1317+100*i+n.Offset, addr), &res)
+	err := getJSONAt(fmt.Sprintf("http://127.0.0.1:%d/inferenced/inference/v1/executor_health/%s", 1317+100*i+n.Offset, addr), height, &res)
 	return res.Health, err
 }
 
