@@ -8,6 +8,7 @@ package aggregate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -51,42 +52,81 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 			}
 		}
 	}
-	ok, miss := make([]uint64, n), make([]uint64, n)
-	// Most bytes hold four oks: they are tallied per byte and spread once.
-	allOK := make([]uint64, verdict.PackedLen(n))
+	t := newTally(n)
 	for _, v := range distinct(votes) {
-		p := uint64(v.Power)
-		for j, b := range v.Verdicts {
-			switch b {
-			case 0:
-				continue // four unknowns
-			case fourOKs:
-				allOK[j] += p
-				continue
-			}
-			for k := 0; k < 4 && 4*j+k < n; k++ {
-				v := b >> (2 * k) & 3
-				ok[4*j+k] += p * isOK[v]
-				miss[4*j+k] += p * isMiss[v]
-			}
-		}
+		t.add(v.Verdicts, uint64(v.Power))
 	}
 	var out []Sample
 	for i := 0; i < n; i++ {
-		ok[i] += allOK[i/4]
+		ok := t.ok[i] + t.byteOK[i/4] + t.wordOK[i/32]
 		switch {
-		case 2*miss[i] > total:
+		case 2*t.miss[i] > total:
 			out = append(out, Sample{Index: i, Miss: true})
-		case 2*ok[i] > total:
+		case 2*ok > total:
 			out = append(out, Sample{Index: i})
 		}
 	}
 	return out, nil
 }
 
+// tally sums the power behind each executor's ok and miss. Most verdict
+// lists are long runs of oks (or of unknowns), so a word of 32 oks, or a
+// byte of 4, is credited once to the word or byte and spread when read.
+type tally struct {
+	ok, miss []uint64
+	byteOK   []uint64 // per packed byte of four oks
+	wordOK   []uint64 // per 8-byte word of 32 oks
+}
+
+func newTally(n int) tally {
+	size := verdict.PackedLen(n)
+	return tally{
+		ok: make([]uint64, n), miss: make([]uint64, n),
+		byteOK: make([]uint64, size), wordOK: make([]uint64, (size+7)/8),
+	}
+}
+
+// add tallies one checked verdict list of the group with power p.
+func (t *tally) add(packed []byte, p uint64) {
+	j := 0
+	for ; j+8 <= len(packed); j += 8 {
+		switch binary.LittleEndian.Uint64(packed[j:]) {
+		case 0:
+			continue // 32 unknowns
+		case thirtyTwoOKs:
+			t.wordOK[j/8] += p
+			continue
+		}
+		for k := j; k < j+8; k++ {
+			t.addByte(k, packed[k], p)
+		}
+	}
+	for ; j < len(packed); j++ {
+		t.addByte(j, packed[j], p)
+	}
+}
+
+func (t *tally) addByte(j int, b byte, p uint64) {
+	switch b {
+	case 0:
+		return // four unknowns
+	case fourOKs:
+		t.byteOK[j] += p
+		return
+	}
+	for k := 0; k < 4 && 4*j+k < len(t.ok); k++ {
+		v := b >> (2 * k) & 3
+		t.ok[4*j+k] += p * isOK[v]
+		t.miss[4*j+k] += p * isMiss[v]
+	}
+}
+
 // fourOKs is a byte of four ok verdicts (padding is zero, so a last byte
 // of fewer verdicts never equals it).
 const fourOKs = byte(verdict.OK | verdict.OK<<2 | verdict.OK<<4 | verdict.OK<<6)
+
+// thirtyTwoOKs is eight bytes of four oks each, read as one word.
+const thirtyTwoOKs = uint64(fourOKs) * 0x0101010101010101
 
 // isOK and isMiss weigh a 2-bit verdict without branching.
 var (

@@ -1,8 +1,10 @@
 package aggregate
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/inferenced/inferenced/x/inference/verdict"
@@ -162,11 +164,16 @@ func TestPropertyByzantineMinorityCannotDecide(t *testing.T) {
 	}
 }
 
-// FuzzAggregate: never panics, and every sample has a strict majority of C.
+// FuzzAggregate: never panics, and on valid input gives exactly the
+// samples of a naive per-executor count: every sample has a strict
+// majority of C, and every strict majority gives a sample (the word and
+// byte shortcuts of the tally lose nothing).
 func FuzzAggregate(f *testing.F) {
 	f.Add([]byte{0x09, 0x02, 0x06}, int64(3), int64(5), int64(1), 3)
+	f.Add(bytesOf(0x55, 120), int64(2), int64(2), int64(1), 160)                               // three lists of 160 oks
+	f.Add(append(bytesOf(0x55, 100), bytesOf(0x5a, 20)...), int64(1), int64(1), int64(3), 160) // words and mixed bytes
 	f.Fuzz(func(t *testing.T, raw []byte, p1, p2, p3 int64, n int) {
-		if n < 0 || n > 64 {
+		if n < 0 || n > 200 {
 			return
 		}
 		size := verdict.PackedLen(n)
@@ -186,16 +193,31 @@ func FuzzAggregate(f *testing.F) {
 		for _, v := range votes {
 			total += uint64(v.Power)
 		}
-		for _, s := range samples {
-			var support uint64
+		var want []Sample
+		for i := 0; i < n; i++ {
+			var ok, miss uint64
 			for _, v := range votes {
-				if len(v.Verdicts) > 0 && verdict.At(v.Verdicts, s.Index) == map[bool]verdict.Verdict{true: verdict.Miss, false: verdict.OK}[s.Miss] {
-					support += uint64(v.Power)
+				if len(v.Verdicts) == 0 {
+					continue
+				}
+				switch verdict.At(v.Verdicts, i) {
+				case verdict.OK:
+					ok += uint64(v.Power)
+				case verdict.Miss:
+					miss += uint64(v.Power)
 				}
 			}
-			if 2*support <= total {
-				t.Fatalf("sample %+v without a strict majority (%d of %d)", s, support, total)
+			switch {
+			case 2*miss > total:
+				want = append(want, Sample{Index: i, Miss: true})
+			case 2*ok > total:
+				want = append(want, Sample{Index: i})
 			}
+		}
+		if !slices.Equal(samples, want) {
+			t.Fatalf("n=%d: samples %v, naive count %v", n, samples, want)
 		}
 	})
 }
+
+func bytesOf(b byte, n int) []byte { return bytes.Repeat([]byte{b}, n) }

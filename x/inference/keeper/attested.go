@@ -58,9 +58,13 @@ func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed [
 }
 
 // heldIndices are the group indices of the executors with a breaker record
-// (few); the map is only looked up.
+// (few); the map is only looked up. Most blocks hold no one, and learn it
+// from the record count without opening an iterator.
 func (k Keeper) heldIndices(ctx context.Context) (map[uint32]bool, error) {
 	held := map[uint32]bool{}
+	if count, err := k.healthRecords(ctx); err != nil || count == 0 {
+		return held, err
+	}
 	err := k.ExecutorHealth.Walk(ctx, nil, func(addr sdk.AccAddress, _ types.ExecutorHealth) (bool, error) {
 		i, err := k.EpochMemberIndex.Get(ctx, addr)
 		if errors.Is(err, collections.ErrNotFound) {

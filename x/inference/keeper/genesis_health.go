@@ -22,8 +22,17 @@ func (k Keeper) restoreHealth(ctx context.Context, h types.ExecutorHealth) error
 	if h.Address, err = k.addressCodec.BytesToString(addr); err != nil {
 		return fmt.Errorf("encode breaker record address: %w", err)
 	}
+	known, err := k.ExecutorHealth.Has(ctx, addr)
+	if err != nil {
+		return fmt.Errorf("look up breaker record: %w", err)
+	}
 	if err := k.ExecutorHealth.Set(ctx, addr, h); err != nil {
 		return fmt.Errorf("store breaker record: %w", err)
+	}
+	if !known {
+		if err := k.countHealthRecords(ctx, +1); err != nil {
+			return err
+		}
 	}
 	if g, ok := gateOf(toBreaker(h)); ok {
 		if err := k.HealthGate.Set(ctx, h.Address, g); err != nil {

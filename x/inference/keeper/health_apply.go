@@ -62,7 +62,13 @@ func (k Keeper) ApplyHealth(ctx context.Context, attested []AttestedSample) erro
 	return nil
 }
 
+// promoteDue promotes the EXCLUDED executors whose cooldown has passed. A
+// block in which the breaker holds no one has nothing to promote and opens
+// no iterator.
 func (s *healthStep) promoteDue() error {
+	if count, err := s.k.healthRecords(s.ctx); err != nil || count == 0 {
+		return err
+	}
 	var due []collections.Pair[int64, sdk.AccAddress]
 	rng := collections.NewPrefixUntilPairRange[int64, sdk.AccAddress](s.height)
 	if err := s.k.CooldownIndex.Walk(s.ctx, rng, func(key collections.Pair[int64, sdk.AccAddress]) (bool, error) {

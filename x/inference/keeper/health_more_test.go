@@ -251,9 +251,11 @@ func TestReExclusionInTheSameBlockIsNotCountedTwiceByTheCap(t *testing.T) {
 }
 
 // An index entry without an EXCLUDED record due at its height is dropped,
-// so it is not read again every block.
+// so it is not read again every block. (The index is only walked while the
+// breaker holds someone: executor 1's miss gives it a record.)
 func TestStaleCooldownEntryIsDropped(t *testing.T) {
 	f := newBreakerFixture(t)
+	f.feed(1, "m")
 	key := collections.Join(f.height+1, addr(3))
 	require.NoError(t, f.k.CooldownIndex.Set(f.ctx, key))
 	f.next()

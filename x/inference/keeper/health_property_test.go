@@ -16,8 +16,9 @@ import (
 // TestPropertyBreakerUnderRandomTraffic drives six executors with random
 // finishes, misses and attested verdicts across epoch boundaries and checks
 // after every block: cooldowns within [initial, max]; the cooldown index
-// holds exactly the EXCLUDED records; an EXCLUDED executor is never offered
-// except by the fallback; and nothing is left after an epoch boundary.
+// holds exactly the EXCLUDED records; the record count equals the records;
+// an EXCLUDED executor is never offered except by the fallback; and
+// nothing is left after an epoch boundary.
 func TestPropertyBreakerUnderRandomTraffic(t *testing.T) {
 	seen := map[types.HealthState]int{}
 	for run := range 12 {
@@ -74,8 +75,9 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 	}
 	excluded := map[string]bool{}
 	out := map[string]bool{}
-	indexed := 0
+	indexed, records := 0, uint64(0)
 	err := f.k.ExecutorHealth.Walk(f.ctx, nil, func(a sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+		records++
 		if h.State == types.HEALTH_STATE_HEALTHY {
 			return false, nil
 		}
@@ -96,6 +98,12 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 		return false, nil
 	})
 	require.NoError(t, err)
+	count, err := f.k.HealthRecordCount.Get(f.ctx)
+	if errors.Is(err, collections.ErrNotFound) {
+		count, err = 0, nil
+	}
+	require.NoError(t, err)
+	require.Equal(t, records, count, "record count out of step with the records at %d", f.height)
 	entries := 0
 	require.NoError(t, f.k.CooldownIndex.Walk(f.ctx, nil, func(collections.Pair[int64, sdk.AccAddress]) (bool, error) {
 		entries++

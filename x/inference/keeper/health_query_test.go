@@ -50,7 +50,7 @@ func TestExecutorHealthQueryRejectsBadAddressAndShowsHealthyDefault(t *testing.T
 }
 
 // The breaker records and pending samples survive export and import, and the
-// cooldown index rebuilt from them promotes at the same height.
+// cooldown index and record count rebuilt from them behave the same.
 func TestGenesisRoundTripKeepsBreakerState(t *testing.T) {
 	f := newBreakerFixture(t)
 	f.feed(1, "mmm")
@@ -80,6 +80,9 @@ func TestGenesisRoundTripKeepsBreakerState(t *testing.T) {
 			return false, nil
 		}))
 		require.Len(t, gates, 2, "EXCLUDED 2 and PROBE 1 have gates")
+		count, err := x.k.HealthRecordCount.Get(x.ctx)
+		require.NoError(t, err)
+		require.Equal(t, uint64(3), count, "the record count is rebuilt with the records")
 		require.Zero(t, x.offered(400)[bech(2)], "an imported EXCLUDED executor is not offered")
 	}
 	eligible := f.health(2).EligibleHeight

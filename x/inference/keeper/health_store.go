@@ -104,7 +104,7 @@ func (k Keeper) saveHealth(ctx context.Context, before, after healthEntry) error
 		if err := k.ExecutorHealth.Remove(ctx, after.addr); err != nil {
 			return fmt.Errorf("drop breaker record of %s: %w", after.addr, err)
 		}
-		return nil
+		return k.countHealthRecords(ctx, -1)
 	}
 	if after.rec.State == breaker.Excluded {
 		if err := k.CooldownIndex.Set(ctx, collections.Join(after.rec.EligibleAt(), after.addr)); err != nil {
@@ -113,6 +113,48 @@ func (k Keeper) saveHealth(ctx context.Context, before, after healthEntry) error
 	}
 	if err := k.ExecutorHealth.Set(ctx, after.addr, h); err != nil {
 		return fmt.Errorf("store breaker record of %s: %w", after.addr, err)
+	}
+	if !before.stored {
+		return k.countHealthRecords(ctx, +1)
+	}
+	return nil
+}
+
+// healthRecords is the number of breaker records, read without an iterator.
+func (k Keeper) healthRecords(ctx context.Context) (uint64, error) {
+	n, err := k.HealthRecordCount.Get(ctx)
+	if errors.Is(err, collections.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("load breaker record count: %w", err)
+	}
+	return n, nil
+}
+
+// countHealthRecords keeps HealthRecordCount equal to the number of
+// breaker records after one is added (+1) or removed (-1).
+func (k Keeper) countHealthRecords(ctx context.Context, delta int) error {
+	n, err := k.healthRecords(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case delta < 0 && n == 0:
+		return errors.New("breaker record count would go below zero")
+	case delta < 0:
+		n--
+	default:
+		n++
+	}
+	if n == 0 {
+		if err := k.HealthRecordCount.Remove(ctx); err != nil {
+			return fmt.Errorf("drop breaker record count: %w", err)
+		}
+		return nil
+	}
+	if err := k.HealthRecordCount.Set(ctx, n); err != nil {
+		return fmt.Errorf("store breaker record count: %w", err)
 	}
 	return nil
 }
@@ -207,6 +249,9 @@ func (k Keeper) claimProbe(ctx context.Context, executor sdk.AccAddress, inferen
 func (k Keeper) clearHealth(ctx context.Context) error {
 	if err := k.ExecutorHealth.Clear(ctx, nil); err != nil {
 		return fmt.Errorf("clear breaker records: %w", err)
+	}
+	if err := k.HealthRecordCount.Remove(ctx); err != nil {
+		return fmt.Errorf("clear breaker record count: %w", err)
 	}
 	if err := k.CooldownIndex.Clear(ctx, nil); err != nil {
 		return fmt.Errorf("clear cooldown index: %w", err)

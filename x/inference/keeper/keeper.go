@@ -45,6 +45,10 @@ type Keeper struct {
 	// ExecutorHealth holds the circuit-breaker record of every executor that
 	// is not plainly healthy this epoch; the others have none.
 	ExecutorHealth collections.Map[sdk.AccAddress, types.ExecutorHealth]
+	// HealthRecordCount is the size of ExecutorHealth, so that a block in
+	// which the breaker holds no one learns it from one read instead of
+	// opening an iterator.
+	HealthRecordCount collections.Item[uint64]
 	// CooldownIndex holds (eligible height, executor) of EXCLUDED records,
 	// so each block promotes exactly the due ones.
 	CooldownIndex collections.KeySet[collections.Pair[int64, sdk.AccAddress]]
@@ -74,24 +78,25 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 	}
 	sb := collections.NewSchemaBuilder(storeService)
 	k := Keeper{
-		cdc:              cdc,
-		addressCodec:     addressCodec,
-		authority:        authority,
-		seams:            &seams{},
-		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
-		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
-		ParticipantCount: collections.NewItem(sb, types.ParticipantCountKey, "participant_count", collections.Uint64Value),
-		Epoch:            collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
-		EpochMembers:     collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
-		EpochMemberIndex: collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
-		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
-		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
-		ExecutorHealth:   collections.NewMap(sb, types.ExecutorHealthPrefix, "executor_health", sdk.AccAddressKey, codec.CollValue[types.ExecutorHealth](cdc)),
-		CooldownIndex:    collections.NewKeySet(sb, types.CooldownIndexPrefix, "cooldown_index", collections.PairKeyCodec(collections.Int64Key, sdk.AccAddressKey)),
-		PendingSamples:   collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
-		SampleSequence:   collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
-		HealthGate:       collections.NewMap(sb, types.HealthGatePrefix, "health_gate", collections.StringKey, collections.Uint64Value),
-		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
+		cdc:               cdc,
+		addressCodec:      addressCodec,
+		authority:         authority,
+		seams:             &seams{},
+		Params:            collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
+		Participants:      collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
+		ParticipantCount:  collections.NewItem(sb, types.ParticipantCountKey, "participant_count", collections.Uint64Value),
+		Epoch:             collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
+		EpochMembers:      collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
+		EpochMemberIndex:  collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
+		Inferences:        collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
+		ExpiryQueue:       collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
+		ExecutorHealth:    collections.NewMap(sb, types.ExecutorHealthPrefix, "executor_health", sdk.AccAddressKey, codec.CollValue[types.ExecutorHealth](cdc)),
+		HealthRecordCount: collections.NewItem(sb, types.HealthRecordCountKey, "health_record_count", collections.Uint64Value),
+		CooldownIndex:     collections.NewKeySet(sb, types.CooldownIndexPrefix, "cooldown_index", collections.PairKeyCodec(collections.Int64Key, sdk.AccAddressKey)),
+		PendingSamples:    collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
+		SampleSequence:    collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
+		HealthGate:        collections.NewMap(sb, types.HealthGatePrefix, "health_gate", collections.StringKey, collections.Uint64Value),
+		ModelWeights:      collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
 	}
 	schema, err := sb.Build()
 	if err != nil {

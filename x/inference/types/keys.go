@@ -25,4 +25,5 @@ var (
 	SampleSequenceKey      = collections.NewPrefix(11)
 	HealthGatePrefix       = collections.NewPrefix(12)
 	ModelWeightsPrefix     = collections.NewPrefix(13)
+	HealthRecordCountKey   = collections.NewPrefix(14)
 )
