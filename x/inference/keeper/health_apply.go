@@ -106,7 +106,18 @@ func (s *healthStep) promoteDue() error {
 // applyTraffic applies and removes every queued traffic outcome, executor by
 // executor in address order, each in the order it was observed. An
 // executor's record is loaded once and stored once, after all its samples.
+// A block with nothing queued opens no iterator.
 func (s *healthStep) applyTraffic() error {
+	marked, err := s.k.SamplesQueued.Has(s.ctx)
+	if err != nil {
+		return fmt.Errorf("look up queued-samples mark: %w", err)
+	}
+	if !marked {
+		return nil
+	}
+	if err := s.k.SamplesQueued.Remove(s.ctx); err != nil {
+		return fmt.Errorf("drop queued-samples mark: %w", err)
+	}
 	type queued struct {
 		key    collections.Pair[sdk.AccAddress, uint64]
 		sample types.PendingSample

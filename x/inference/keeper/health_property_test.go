@@ -16,8 +16,9 @@ import (
 // TestPropertyBreakerUnderRandomTraffic drives six executors with random
 // finishes, misses and attested verdicts across epoch boundaries and checks
 // after every block: cooldowns within [initial, max]; the cooldown index
-// holds exactly the EXCLUDED records; the record count equals the records;
-// an EXCLUDED executor is never offered except by the fallback; and
+// holds exactly the EXCLUDED records; the record count equals the records
+// and the queued-samples mark is set exactly while samples are queued; an
+// EXCLUDED executor is never offered except by the fallback; and
 // nothing is left after an epoch boundary.
 func TestPropertyBreakerUnderRandomTraffic(t *testing.T) {
 	seen := map[types.HealthState]int{}
@@ -104,6 +105,12 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 	}
 	require.NoError(t, err)
 	require.Equal(t, records, count, "record count out of step with the records at %d", f.height)
+	pending, err := f.k.PendingSamples.Iterate(f.ctx, nil)
+	require.NoError(t, err)
+	marked, err := f.k.SamplesQueued.Has(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, pending.Valid(), marked, "queued-samples mark out of step with the queue at %d", f.height)
+	require.NoError(t, pending.Close())
 	entries := 0
 	require.NoError(t, f.k.CooldownIndex.Walk(f.ctx, nil, func(collections.Pair[int64, sdk.AccAddress]) (bool, error) {
 		entries++

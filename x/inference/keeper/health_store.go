@@ -197,6 +197,22 @@ func (k Keeper) queueTrafficSample(ctx context.Context, inf types.Inference, mis
 	if err := k.PendingSamples.Set(ctx, collections.Join(addr, seq), sample); err != nil {
 		return fmt.Errorf("queue sample: %w", err)
 	}
+	return k.markSamplesQueued(ctx)
+}
+
+// markSamplesQueued records that PendingSamples holds something (one read
+// when it already says so).
+func (k Keeper) markSamplesQueued(ctx context.Context) error {
+	queued, err := k.SamplesQueued.Has(ctx)
+	if err != nil {
+		return fmt.Errorf("look up queued-samples mark: %w", err)
+	}
+	if queued {
+		return nil
+	}
+	if err := k.SamplesQueued.Set(ctx, true); err != nil {
+		return fmt.Errorf("mark samples queued: %w", err)
+	}
 	return nil
 }
 
@@ -258,6 +274,9 @@ func (k Keeper) clearHealth(ctx context.Context) error {
 	}
 	if err := k.PendingSamples.Clear(ctx, nil); err != nil {
 		return fmt.Errorf("clear pending samples: %w", err)
+	}
+	if err := k.SamplesQueued.Remove(ctx); err != nil {
+		return fmt.Errorf("clear queued-samples mark: %w", err)
 	}
 	if err := k.HealthGate.Clear(ctx, nil); err != nil {
 		return fmt.Errorf("clear health gates: %w", err)

@@ -56,6 +56,9 @@ type Keeper struct {
 	// (executor, sequence); the next block applies them all at once.
 	PendingSamples collections.Map[collections.Pair[sdk.AccAddress, uint64], types.PendingSample]
 	SampleSequence collections.Sequence
+	// SamplesQueued is present exactly while PendingSamples holds
+	// anything, so a block with nothing queued opens no iterator.
+	SamplesQueued collections.Item[bool]
 	// HealthGate holds, by bech32 address, what selection needs to know of
 	// each EXCLUDED or PROBE executor in one integer (see gate.go), so the
 	// health stage reads a few small entries instead of whole records.
@@ -95,6 +98,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		CooldownIndex:     collections.NewKeySet(sb, types.CooldownIndexPrefix, "cooldown_index", collections.PairKeyCodec(collections.Int64Key, sdk.AccAddressKey)),
 		PendingSamples:    collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
 		SampleSequence:    collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
+		SamplesQueued:     collections.NewItem(sb, types.SamplesQueuedKey, "samples_queued", collections.BoolValue),
 		HealthGate:        collections.NewMap(sb, types.HealthGatePrefix, "health_gate", collections.StringKey, collections.Uint64Value),
 		ModelWeights:      collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
 	}

@@ -26,4 +26,5 @@ var (
 	HealthGatePrefix       = collections.NewPrefix(12)
 	ModelWeightsPrefix     = collections.NewPrefix(13)
 	HealthRecordCountKey   = collections.NewPrefix(14)
+	SamplesQueuedKey       = collections.NewPrefix(15)
 )
