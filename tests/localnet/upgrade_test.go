@@ -23,7 +23,7 @@ func TestLocalnetUpgradeEnablesAttestation(t *testing.T) {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
 	prev := ln.BuildPrevious(t)
-	n := ln.Start(t, 8000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
+	n := ln.Start(t, 5600, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
 		"VE_ENABLE_HEIGHT=0", "INFERENCED="+prev)
 	n.WaitHeight(3, time.Minute)
 	gov := n.GovAddress()
