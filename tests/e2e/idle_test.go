@@ -21,27 +21,10 @@ func TestIdleExecutorExcludedByAttestationAlone(t *testing.T) {
 	n.WaitHeight(5, time.Minute)
 	darkAt := n.GoDark(1)
 
-	var excluded, healthy ln.HealthJSON
-	var upAt int64
-	deadline := time.Now().Add(2 * time.Minute)
-	for healthy.State == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("no exclusion and recovery in 2 minutes: excluded %+v", excluded)
-		}
-		h, err := n.Health(dark)
-		if err != nil {
-			t.Logf("health: %v", err)
-		}
-		switch {
-		case h.State == "HEALTH_STATE_EXCLUDED" && excluded.State == "":
-			excluded = h
-			n.Control(1, "/control/up")
-			upAt = n.Height()
-		case h.State == "HEALTH_STATE_HEALTHY" && excluded.State != "":
-			healthy = h
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	excluded := n.WaitHealth(dark, "exclusion", 2*time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
+	n.Control(1, "/control/up")
+	upAt := n.Height()
+	healthy := n.WaitHealth(dark, "recovery", 2*time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_HEALTHY" })
 	E, H := ln.Atoi(t, excluded.ExcludedAt), ln.Atoi(t, healthy.SinceHeight)
 	// The outage began during block darkAt+1: the first extensions that can
 	// see it are those of darkAt+1, applied in darkAt+2.
