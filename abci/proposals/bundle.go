@@ -43,6 +43,22 @@ type Bundle struct {
 // IsBundle reports whether tx carries the bundle prefix.
 func IsBundle(tx []byte) bool { return bytes.HasPrefix(tx, Prefix) }
 
+// Find is the one rule for where a block keeps its health bundle: tx[0],
+// behind Prefix. found is false when tx[0] is not a bundle (a block without
+// transactions, or one made with vote extensions off); a tx[0] that carries
+// the prefix but does not decode strictly is an error. Whether a block must
+// carry one is the caller's to say (ExtensionsEnabled).
+func Find(txs [][]byte) (b Bundle, found bool, err error) {
+	if len(txs) == 0 || !IsBundle(txs[0]) {
+		return Bundle{}, false, nil
+	}
+	b, err = Decode(txs[0])
+	if err != nil {
+		return Bundle{}, true, err
+	}
+	return b, true, nil
+}
+
 // Encode returns the prefixed, canonical bytes of a bundle.
 func Encode(b Bundle) ([]byte, error) {
 	commit, err := b.Commit.Marshal()
