@@ -57,27 +57,23 @@ func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed [
 	return out, nil
 }
 
-// heldIndices are the group indices of the executors with a breaker record
-// (few); the map is only looked up. Most blocks hold no one, and learn it
-// from the record count without opening an iterator.
+// heldIndices are the group indices of the executors the breaker holds a
+// record on (few); the map is only looked up.
 func (k Keeper) heldIndices(ctx context.Context) (map[uint32]bool, error) {
-	held := map[uint32]bool{}
-	if count, err := k.healthRecords(ctx); err != nil || count == 0 {
-		return held, err
+	addrs, err := k.health.Held(ctx)
+	if err != nil {
+		return nil, err
 	}
-	err := k.ExecutorHealth.Walk(ctx, nil, func(addr sdk.AccAddress, _ types.ExecutorHealth) (bool, error) {
+	held := make(map[uint32]bool, len(addrs))
+	for _, addr := range addrs {
 		i, err := k.EpochMemberIndex.Get(ctx, addr)
 		if errors.Is(err, collections.ErrNotFound) {
-			return false, nil
+			continue
 		}
 		if err != nil {
-			return true, err
+			return nil, fmt.Errorf("look up held executor %s: %w", addr, err)
 		}
 		held[i] = true
-		return false, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("walk breaker records: %w", err)
 	}
 	return held, nil
 }

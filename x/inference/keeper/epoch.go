@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 
 	"cosmossdk.io/collections"
 	errorsmod "cosmossdk.io/errors"
@@ -72,7 +70,7 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 	if err != nil {
 		return err
 	}
-	if err := k.clearHealth(ctx); err != nil {
+	if err := k.health.Clear(ctx); err != nil {
 		return err
 	}
 	if err := k.EpochMembers.Clear(ctx, nil); err != nil {
@@ -107,7 +105,7 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 		}
 		members++
 		group = append(group, member)
-		totalWeight = saturatingAdd(totalWeight, p.Weight)
+		totalWeight = types.AddWeight(totalWeight, p.Weight)
 	}
 	if err := k.storeModelWeights(ctx, group); err != nil {
 		return err
@@ -191,12 +189,4 @@ func (k Keeper) EpochGroup(ctx context.Context) (types.EpochGroup, error) {
 		return types.EpochGroup{}, fmt.Errorf("walk epoch group: %w", err)
 	}
 	return group, nil
-}
-
-func saturatingAdd(a, b uint64) uint64 {
-	sum, carry := bits.Add64(a, b, 0)
-	if carry != 0 {
-		return math.MaxUint64
-	}
-	return sum
 }

@@ -3,15 +3,20 @@ package keeper
 import (
 	"context"
 
+	"github.com/inferenced/inferenced/x/inference/health"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
+// Breaker exposes the breaker's store to tests, which read it back whole
+// (health.Census).
+func (k Keeper) Breaker() health.Store { return k.health }
+
 // QueueTrafficSample exposes the outcome queue to benchmarks.
 func (k Keeper) QueueTrafficSample(ctx context.Context, inf types.Inference, miss bool) error {
-	return k.queueTrafficSample(ctx, inf, miss)
+	return k.health.QueueOutcome(ctx, inf, miss)
 }
 
 // RestoreHealth stores a breaker record as genesis import does.
 func (k Keeper) RestoreHealth(ctx context.Context, h types.ExecutorHealth) error {
-	return k.restoreHealth(ctx, h)
+	return k.health.Restore(ctx, h)
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // InitGenesis loads a validated genesis. The expiry queue is rebuilt from
-// the STARTED inferences, the member index from the group and the cooldown
-// index from the EXCLUDED breaker records.
+// the STARTED inferences, the member index and model weights from the
+// group, and the breaker's indexes from its records (health.Store).
 func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := gs.Validate(k.addressCodec); err != nil {
 		return fmt.Errorf("invalid x/inference genesis: %w", err)
@@ -62,7 +62,7 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 			}
 		}
 	}
-	return k.initHealthGenesis(ctx, gs)
+	return k.health.InitGenesis(ctx, gs)
 }
 
 // ExportGenesis writes the whole module state.
@@ -97,7 +97,7 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 	}); err != nil {
 		return nil, fmt.Errorf("walk inferences: %w", err)
 	}
-	if err := k.exportHealthGenesis(ctx, gs); err != nil {
+	if err := k.health.ExportGenesis(ctx, gs); err != nil {
 		return nil, err
 	}
 	return gs, nil

@@ -3,7 +3,6 @@ package keeper_test
 import (
 	"testing"
 
-	"cosmossdk.io/collections"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -174,24 +173,16 @@ func TestHealthyTrafficWritesNoBreakerState(t *testing.T) {
 		}
 		f.next()
 	}
-	for _, it := range []func() (bool, error){
-		func() (bool, error) { return isEmpty(f.k.ExecutorHealth.Iterate(f.ctx, nil)) },
-		func() (bool, error) { return isEmpty(f.k.PendingSamples.Iterate(f.ctx, nil)) },
-	} {
-		empty, err := it()
-		require.NoError(t, err)
-		require.True(t, empty)
-	}
-	seq, err := f.k.SampleSequence.Peek(f.ctx)
-	require.NoError(t, err)
-	require.Zero(t, seq, "no sample was queued")
+	c := f.census()
+	require.Empty(t, c.Records)
+	require.Empty(t, c.Pending)
+	require.Zero(t, c.Sequence, "no sample was queued")
 }
 
 func TestRecordOfAnExecutorWithoutRecentMissesIsDropped(t *testing.T) {
 	f := newBreakerFixture(t)
 	f.feed(1, "m")
-	has, err := f.k.ExecutorHealth.Has(f.ctx, addr(1))
-	require.NoError(t, err)
+	_, has := f.census().Record(bech(1))
 	require.True(t, has)
 	for range 64 {
 		id := f.newID()
@@ -199,8 +190,7 @@ func TestRecordOfAnExecutorWithoutRecentMissesIsDropped(t *testing.T) {
 		require.NoError(t, f.finish(1, id))
 	}
 	f.next()
-	has, err = f.k.ExecutorHealth.Has(f.ctx, addr(1))
-	require.NoError(t, err)
+	_, has = f.census().Record(bech(1))
 	require.False(t, has, "the miss slid out of the history: nothing left to keep")
 }
 
@@ -248,19 +238,4 @@ func TestReExclusionInTheSameBlockIsNotCountedTwiceByTheCap(t *testing.T) {
 		require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(i).State, "executor %d: 50 of 100 is within the cap", i)
 	}
 	require.Empty(t, typedEvents[*types.EventExclusionCapped](t, f.ctx))
-}
-
-// An index entry without an EXCLUDED record due at its height is dropped,
-// so it is not read again every block. (The index is only walked while the
-// breaker holds someone: executor 1's miss gives it a record.)
-func TestStaleCooldownEntryIsDropped(t *testing.T) {
-	f := newBreakerFixture(t)
-	f.feed(1, "m")
-	key := collections.Join(f.height+1, addr(3))
-	require.NoError(t, f.k.CooldownIndex.Set(f.ctx, key))
-	f.next()
-	has, err := f.k.CooldownIndex.Has(f.ctx, key)
-	require.NoError(t, err)
-	require.False(t, has)
-	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(3).State)
 }

@@ -2,13 +2,11 @@ package keeper_test
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
-	"cosmossdk.io/collections"
 	"github.com/stretchr/testify/require"
-
-	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -74,13 +72,18 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 	if epoch.StartHeight == f.height {
 		requireBreakerEmpty(t, f)
 	}
+	c := f.census()
+	cooldowns := map[string]bool{}
+	for _, e := range c.Cooldowns {
+		cooldowns[fmt.Sprintf("%d/%x", e.Eligible, []byte(e.Executor))] = true
+	}
 	excluded := map[string]bool{}
 	out := map[string]bool{}
 	indexed, records := 0, uint64(0)
-	err := f.k.ExecutorHealth.Walk(f.ctx, nil, func(a sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+	for _, h := range c.Records {
 		records++
 		if h.State == types.HEALTH_STATE_HEALTHY {
-			return false, nil
+			continue
 		}
 		out[h.Address] = true
 		require.GreaterOrEqual(t, h.CooldownBlocks, p.HealthCbInitialCooldownBlocks, "height %d", f.height)
@@ -88,41 +91,23 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 		if h.State == types.HEALTH_STATE_EXCLUDED {
 			eligible := h.ExcludedAt + int64(h.CooldownBlocks)
 			require.Greater(t, eligible, f.height, "a due executor was not promoted")
-			has, err := f.k.CooldownIndex.Has(f.ctx, collections.Join(eligible, a))
+			a, err := ac.StringToBytes(h.Address)
 			require.NoError(t, err)
-			require.True(t, has, "EXCLUDED %s missing from the cooldown index", h.Address)
+			require.True(t, cooldowns[fmt.Sprintf("%d/%x", eligible, a)], "EXCLUDED %s missing from the cooldown index", h.Address)
 			indexed++
 			if eligible > f.height+1 {
 				excluded[h.Address] = true
 			}
 		}
-		return false, nil
-	})
-	require.NoError(t, err)
-	count, err := f.k.HealthRecordCount.Get(f.ctx)
-	if errors.Is(err, collections.ErrNotFound) {
-		count, err = 0, nil
 	}
-	require.NoError(t, err)
-	require.Equal(t, records, count, "record count out of step with the records at %d", f.height)
-	pending, err := f.k.PendingSamples.Iterate(f.ctx, nil)
-	require.NoError(t, err)
-	marked, err := f.k.SamplesQueued.Has(f.ctx)
-	require.NoError(t, err)
-	require.Equal(t, pending.Valid(), marked, "queued-samples mark out of step with the queue at %d", f.height)
-	require.NoError(t, pending.Close())
-	entries := 0
-	require.NoError(t, f.k.CooldownIndex.Walk(f.ctx, nil, func(collections.Pair[int64, sdk.AccAddress]) (bool, error) {
-		entries++
-		return false, nil
-	}))
-	require.Equal(t, indexed, entries, "cooldown index entries without an EXCLUDED record")
+	require.Equal(t, records, c.RecordCount, "record count out of step with the records at %d", f.height)
+	require.Equal(t, len(c.Pending) > 0, c.Queued, "queued-samples mark out of step with the queue at %d", f.height)
+	require.Equal(t, indexed, len(c.Cooldowns), "cooldown index entries without an EXCLUDED record")
 
 	gated := map[string]bool{}
-	require.NoError(t, f.k.HealthGate.Walk(f.ctx, nil, func(a string, _ uint64) (bool, error) {
-		gated[a] = true
-		return false, nil
-	}))
+	for _, g := range c.Gates {
+		gated[g.Address] = true
+	}
 	require.Equal(t, out, gated, "gates must be exactly the EXCLUDED and PROBE executors")
 	var outWeight, total uint64
 	for _, m := range f.group().Members {

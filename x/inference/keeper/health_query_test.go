@@ -74,14 +74,9 @@ func TestGenesisRoundTripKeepsBreakerState(t *testing.T) {
 	require.Equal(t, exported, again)
 
 	for _, x := range []*fixture{f, g} {
-		gates := map[string]uint64{}
-		require.NoError(t, x.k.HealthGate.Walk(x.ctx, nil, func(a string, v uint64) (bool, error) {
-			gates[a] = v
-			return false, nil
-		}))
-		require.Len(t, gates, 2, "EXCLUDED 2 and PROBE 1 have gates")
-		count, err := x.k.HealthRecordCount.Get(x.ctx)
-		require.NoError(t, err)
+		c := x.census()
+		require.Len(t, c.Gates, 2, "EXCLUDED 2 and PROBE 1 have gates")
+		count := c.RecordCount
 		require.Equal(t, uint64(3), count, "the record count is rebuilt with the records")
 		require.Zero(t, x.offered(400)[bech(2)], "an imported EXCLUDED executor is not offered")
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferenced/inferenced/x/inference/health"
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -118,31 +119,21 @@ func (f *fixture) excluded() (*types.QueryExcludedExecutorsResponse, error) {
 	return f.query.ExcludedExecutors(f.ctx, &types.QueryExcludedExecutorsRequest{})
 }
 
-type closer interface {
-	Valid() bool
-	Close() error
-}
-
-// isEmpty reports whether a collection iterator has nothing.
-func isEmpty[I closer](it I, err error) (bool, error) {
-	if err != nil {
-		return false, err
-	}
-	defer it.Close()
-	return !it.Valid(), nil
+// census reads back everything the breaker stores.
+func (f *fixture) census() health.Census {
+	f.t.Helper()
+	c, err := f.k.Breaker().Census(f.ctx)
+	require.NoError(f.t, err)
+	return c
 }
 
 // requireBreakerEmpty checks that no breaker state is stored.
 func requireBreakerEmpty(t *testing.T, f *fixture) {
 	t.Helper()
-	for name, empty := range map[string]func() (bool, error){
-		"records":         func() (bool, error) { return isEmpty(f.k.ExecutorHealth.Iterate(f.ctx, nil)) },
-		"cooldown index":  func() (bool, error) { return isEmpty(f.k.CooldownIndex.Iterate(f.ctx, nil)) },
-		"pending samples": func() (bool, error) { return isEmpty(f.k.PendingSamples.Iterate(f.ctx, nil)) },
-		"gates":           func() (bool, error) { return isEmpty(f.k.HealthGate.Iterate(f.ctx, nil)) },
+	c := f.census()
+	for name, n := range map[string]int{
+		"records": len(c.Records), "cooldown index": len(c.Cooldowns), "pending samples": len(c.Pending), "gates": len(c.Gates),
 	} {
-		ok, err := empty()
-		require.NoError(t, err)
-		require.True(t, ok, "breaker %s left at height %d", name, f.height)
+		require.Zero(t, n, "breaker %s left at height %d", name, f.height)
 	}
 }

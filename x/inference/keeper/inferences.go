@@ -86,7 +86,7 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("emit start event: %w", err)
 	}
-	if err := k.claimProbe(ctx, req.Executor, inf.InferenceId); err != nil {
+	if err := k.health.ClaimProbe(ctx, req.Executor, inf.InferenceId); err != nil {
 		return 0, err
 	}
 	return inf.ExpirationHeight, nil
@@ -126,7 +126,7 @@ func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, 
 	if err := k.countOutcome(ctx, executor, true); err != nil {
 		return err
 	}
-	if err := k.queueTrafficSample(ctx, inf, false); err != nil {
+	if err := k.health.QueueOutcome(ctx, inf, false); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceFinished{
@@ -180,7 +180,7 @@ func (k Keeper) expire(ctx context.Context, id string, height int64) error {
 	if err := k.countOutcome(ctx, executor, false); err != nil {
 		return err
 	}
-	if err := k.queueTrafficSample(ctx, inf, true); err != nil {
+	if err := k.health.QueueOutcome(ctx, inf, true); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{

@@ -13,6 +13,7 @@ import (
 	"github.com/cosmos/cosmos-sdk/codec"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/health"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -25,6 +26,9 @@ type Keeper struct {
 	// seams is shared by every copy of the keeper (the module and the
 	// servers hold copies), so hooks set at wiring reach all of them.
 	seams *seams
+	// health is the circuit breaker's store, the only writer of its
+	// collections (prefixes 8-12, 14, 15).
+	health health.Store
 
 	Schema       collections.Schema
 	Params       collections.Item[types.Params]
@@ -42,27 +46,6 @@ type Keeper struct {
 	// inferences, so EndBlock visits exactly the due entries.
 	ExpiryQueue collections.KeySet[collections.Pair[int64, string]]
 
-	// ExecutorHealth holds the circuit-breaker record of every executor that
-	// is not plainly healthy this epoch; the others have none.
-	ExecutorHealth collections.Map[sdk.AccAddress, types.ExecutorHealth]
-	// HealthRecordCount is the size of ExecutorHealth, so that a block in
-	// which the breaker holds no one learns it from one read instead of
-	// opening an iterator.
-	HealthRecordCount collections.Item[uint64]
-	// CooldownIndex holds (eligible height, executor) of EXCLUDED records,
-	// so each block promotes exactly the due ones.
-	CooldownIndex collections.KeySet[collections.Pair[int64, sdk.AccAddress]]
-	// PendingSamples holds the traffic outcomes of the current block by
-	// (executor, sequence); the next block applies them all at once.
-	PendingSamples collections.Map[collections.Pair[sdk.AccAddress, uint64], types.PendingSample]
-	SampleSequence collections.Sequence
-	// SamplesQueued is present exactly while PendingSamples holds
-	// anything, so a block with nothing queued opens no iterator.
-	SamplesQueued collections.Item[bool]
-	// HealthGate holds, by bech32 address, what selection needs to know of
-	// each EXCLUDED or PROBE executor in one integer (see gate.go), so the
-	// health stage reads a few small entries instead of whole records.
-	HealthGate collections.Map[string, uint64]
 	// ModelWeights is each model's total epoch weight (the members serving
 	// it), written with the epoch group; the exclusion cap reads it.
 	ModelWeights collections.Map[string, uint64]
@@ -81,27 +64,21 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 	}
 	sb := collections.NewSchemaBuilder(storeService)
 	k := Keeper{
-		cdc:               cdc,
-		addressCodec:      addressCodec,
-		authority:         authority,
-		seams:             &seams{},
-		Params:            collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
-		Participants:      collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
-		ParticipantCount:  collections.NewItem(sb, types.ParticipantCountKey, "participant_count", collections.Uint64Value),
-		Epoch:             collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
-		EpochMembers:      collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
-		EpochMemberIndex:  collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
-		Inferences:        collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
-		ExpiryQueue:       collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
-		ExecutorHealth:    collections.NewMap(sb, types.ExecutorHealthPrefix, "executor_health", sdk.AccAddressKey, codec.CollValue[types.ExecutorHealth](cdc)),
-		HealthRecordCount: collections.NewItem(sb, types.HealthRecordCountKey, "health_record_count", collections.Uint64Value),
-		CooldownIndex:     collections.NewKeySet(sb, types.CooldownIndexPrefix, "cooldown_index", collections.PairKeyCodec(collections.Int64Key, sdk.AccAddressKey)),
-		PendingSamples:    collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
-		SampleSequence:    collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
-		SamplesQueued:     collections.NewItem(sb, types.SamplesQueuedKey, "samples_queued", collections.BoolValue),
-		HealthGate:        collections.NewMap(sb, types.HealthGatePrefix, "health_gate", collections.StringKey, collections.Uint64Value),
-		ModelWeights:      collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
+		cdc:              cdc,
+		addressCodec:     addressCodec,
+		authority:        authority,
+		seams:            &seams{},
+		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
+		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
+		ParticipantCount: collections.NewItem(sb, types.ParticipantCountKey, "participant_count", collections.Uint64Value),
+		Epoch:            collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
+		EpochMembers:     collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
+		EpochMemberIndex: collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
+		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
+		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
+		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
 	}
+	k.health = health.NewStore(sb, cdc, addressCodec, breakerView{k: k})
 	schema, err := sb.Build()
 	if err != nil {
 		return Keeper{}, fmt.Errorf("build x/inference schema: %w", err)

@@ -21,7 +21,7 @@ func (k Keeper) storeModelWeights(ctx context.Context, members []types.EpochMemb
 			if _, seen := totals[model]; !seen {
 				models = append(models, model)
 			}
-			totals[model] = saturatingAdd(totals[model], m.Weight)
+			totals[model] = types.AddWeight(totals[model], m.Weight)
 		}
 	}
 	slices.Sort(models)

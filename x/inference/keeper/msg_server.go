@@ -2,7 +2,6 @@ package keeper
 
 import (
 	"context"
-	"fmt"
 
 	errorsmod "cosmossdk.io/errors"
 
@@ -90,15 +89,4 @@ func (s msgServer) FinishInference(ctx context.Context, msg *types.MsgFinishInfe
 		return nil, err
 	}
 	return &types.MsgFinishInferenceResponse{}, nil
-}
-
-// SetParams validates and stores params; invalid params store nothing.
-func (k Keeper) SetParams(ctx context.Context, params types.Params) error {
-	if err := params.Validate(); err != nil {
-		return errorsmod.Wrap(types.ErrInvalidParams, err.Error())
-	}
-	if err := k.Params.Set(ctx, params); err != nil {
-		return fmt.Errorf("store params: %w", err)
-	}
-	return sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventParamsUpdated{Params: params})
 }

@@ -14,21 +14,13 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// Candidate is an epoch member offered to the lottery at some weight.
-type Candidate struct {
-	Member types.EpochMember
-	Weight uint64
-	// Probe marks a PROBE executor offered its probe slot.
-	Probe bool
-}
-
 // HealthStage is the last stage of the selection filter chain, where the
 // circuit breaker removes excluded executors and offers probes at reduced
 // weight. It is the only stage the all-filtered-out fallback undoes.
 type HealthStage interface {
 	// Filter returns the admitted candidates, possibly with lower weights,
 	// as of the block at height.
-	Filter(ctx context.Context, height int64, pool []Candidate) ([]Candidate, error)
+	Filter(ctx context.Context, height int64, pool []types.Candidate) ([]types.Candidate, error)
 	// CheckStart refuses an inference start for model on an executor the
 	// stage forbids, with an error wrapping types.ErrExecutorNotRoutable;
 	// any other error is a fault and fails the start as such.
@@ -94,7 +86,7 @@ func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember,
 
 // Selection is the outcome of the filter chain for a model.
 type Selection struct {
-	Pool []Candidate
+	Pool []types.Candidate
 	// Fallback is set when the health stage left nothing and Pool is the
 	// pool from before it.
 	Fallback bool
@@ -112,11 +104,11 @@ func (k Keeper) Candidates(ctx context.Context, model string, height int64) (Sel
 	if err != nil {
 		return Selection{}, err
 	}
-	var pool []Candidate
+	var pool []types.Candidate
 	err = k.EpochMembers.Walk(ctx, nil, func(_ uint32, m types.EpochMember) (bool, error) {
 		switch err := k.admit(ctx, rc, m, model); {
 		case err == nil:
-			pool = append(pool, Candidate{Member: m, Weight: m.Weight})
+			pool = append(pool, types.Candidate{Member: m, Weight: m.Weight})
 		case !isRefusal(err):
 			return true, err
 		}
@@ -136,7 +128,7 @@ func (k Keeper) Candidates(ctx context.Context, model string, height int64) (Sel
 		return Selection{}, fmt.Errorf("health stage: %w", err)
 	}
 	// A candidate offered at weight 0 could never be drawn: it is filtered out.
-	healthy = slices.DeleteFunc(healthy, func(c Candidate) bool { return c.Weight == 0 })
+	healthy = slices.DeleteFunc(healthy, func(c types.Candidate) bool { return c.Weight == 0 })
 	if len(healthy) == 0 {
 		return Selection{Pool: pool, Fallback: true}, nil
 	}
@@ -145,7 +137,7 @@ func (k Keeper) Candidates(ctx context.Context, model string, height int64) (Sel
 
 // Draw is a seeded lottery over a Selection.
 type Draw struct {
-	Picked      Candidate
+	Picked      types.Candidate
 	Candidates  int
 	TotalWeight uint64
 	Fallback    bool

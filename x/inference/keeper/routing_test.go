@@ -12,7 +12,6 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -126,8 +125,8 @@ func TestRandomExecutorErrors(t *testing.T) {
 func TestHealthStageRemovedCandidatesAreNeverDrawn(t *testing.T) {
 	h := &fakeHealth{}
 	f := weighted(t, withHealth(h))
-	h.filter = func(pool []keeper.Candidate) []keeper.Candidate {
-		var out []keeper.Candidate
+	h.filter = func(pool []types.Candidate) []types.Candidate {
+		var out []types.Candidate
 		for _, c := range pool {
 			if c.Member.Address != bech(3) && c.Member.Address != bech(4) {
 				out = append(out, c)
@@ -148,7 +147,7 @@ func TestHealthStageRemovedCandidatesAreNeverDrawn(t *testing.T) {
 }
 
 func TestHealthStageRemovingAllFallsBackToPoolBeforeHealthStage(t *testing.T) {
-	h := &fakeHealth{filter: func([]keeper.Candidate) []keeper.Candidate { return nil }}
+	h := &fakeHealth{filter: func([]types.Candidate) []types.Candidate { return nil }}
 	// 5 does not serve m and 6 goes INACTIVE: the fallback must not bring them back.
 	f := weighted(t, withHealth(h), withParticipants(gp(5, 100, true, "x"), gp(6, 100, true, "m")))
 	f.setStatus(6, types.PARTICIPANT_STATUS_INACTIVE)
@@ -174,7 +173,7 @@ func TestHealthStageLoweredWeightChangesDistribution(t *testing.T) {
 	before := counts(t, f, "m", n)
 	requireNear(t, before[bech(4)], n, 0.4, "member 4 at full weight")
 
-	h.filter = func(pool []keeper.Candidate) []keeper.Candidate {
+	h.filter = func(pool []types.Candidate) []types.Candidate {
 		for i := range pool {
 			if pool[i].Member.Address == bech(4) {
 				pool[i].Weight = 0 // a probe offered at no weight, say

@@ -15,7 +15,7 @@ import (
 // filtered them all out: the fallback must return the pre-health pool
 // instead of failing the query.
 func TestHealthStageZeroingEveryWeightFallsBack(t *testing.T) {
-	h := &fakeHealth{filter: func(pool []keeper.Candidate) []keeper.Candidate {
+	h := &fakeHealth{filter: func(pool []types.Candidate) []types.Candidate {
 		for i := range pool {
 			pool[i].Weight = 0
 		}

@@ -291,14 +291,14 @@ func (h *recordingHooks) AfterEpochStarted(_ context.Context, e types.Epoch) err
 
 // fakeHealth is a configurable HealthStage; nil funcs admit everything.
 type fakeHealth struct {
-	filter func([]keeper.Candidate) []keeper.Candidate
+	filter func([]types.Candidate) []types.Candidate
 	check  func(sdk.AccAddress) error
 	calls  int
 }
 
 var _ keeper.HealthStage = (*fakeHealth)(nil)
 
-func (h *fakeHealth) Filter(_ context.Context, _ int64, pool []keeper.Candidate) ([]keeper.Candidate, error) {
+func (h *fakeHealth) Filter(_ context.Context, _ int64, pool []types.Candidate) ([]types.Candidate, error) {
 	h.calls++
 	if h.filter == nil {
 		return pool, nil

@@ -1,4 +1,4 @@
-package keeper
+package health
 
 import (
 	"context"
@@ -12,27 +12,28 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// breakerStage is the circuit breaker as the health stage of selection:
-// EXCLUDED executors are out, a PROBE executor whose slot is free is offered
-// at a probe weight, everyone else passes unchanged. In shadow mode
-// (health_cb_enforce false) it lets everything through.
-type breakerStage struct{ k Keeper }
+// Stage is the circuit breaker as the health stage of selection and
+// enforcement: EXCLUDED executors are out, a PROBE executor whose slot is
+// free is offered at a probe weight, everyone else passes unchanged. In
+// shadow mode (health_cb_enforce false) it lets everything through.
+type Stage struct{ s Store }
 
-var _ HealthStage = breakerStage{}
+// Stage returns the breaker's selection stage over this store.
+func (s Store) Stage() Stage { return Stage{s: s} }
 
 // Filter reads the gates once (one small entry per EXCLUDED or PROBE
 // executor, usually few) and looks each candidate up by address.
-func (s breakerStage) Filter(ctx context.Context, height int64, pool []Candidate) ([]Candidate, error) {
-	params, err := s.k.Params.Get(ctx)
+func (st Stage) Filter(ctx context.Context, height int64, pool []types.Candidate) ([]types.Candidate, error) {
+	params, err := st.s.module.LoadParams(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load params: %w", err)
 	}
 	if !params.HealthCbEnforce {
 		return pool, nil
 	}
-	gates := map[string]uint64{}
-	if err := s.k.HealthGate.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
-		gates[address] = g
+	gates := map[string]gate{}
+	if err := st.s.gates.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
+		gates[address] = gate(g)
 		return false, nil
 	}); err != nil {
 		return nil, fmt.Errorf("walk health gates: %w", err)
@@ -47,9 +48,9 @@ func (s breakerStage) Filter(ctx context.Context, height int64, pool []Candidate
 		g, gated := gates[c.Member.Address]
 		switch {
 		case !gated:
-			healthyWeight = saturatingAdd(healthyWeight, c.Weight)
+			healthyWeight = types.AddWeight(healthyWeight, c.Weight)
 			healthy++
-		case gateOffersProbe(g, height):
+		case g.offersProbe(height):
 			probes = append(probes, len(out))
 			c.Probe = true
 		default:
@@ -80,15 +81,15 @@ func probeWeight(healthyWeight, healthy uint64) uint64 {
 // CheckStart refuses a start on an executor excluded before the previous
 // block (a query answered from the previous block could not have seen a
 // newer exclusion) and on a probe whose slot is taken.
-func (s breakerStage) CheckStart(ctx context.Context, executor sdk.AccAddress, _ string) error {
-	params, err := s.k.Params.Get(ctx)
+func (st Stage) CheckStart(ctx context.Context, executor sdk.AccAddress, _ string) error {
+	params, err := st.s.module.LoadParams(ctx)
 	if err != nil {
 		return fmt.Errorf("load params: %w", err)
 	}
 	if !params.HealthCbEnforce {
 		return nil
 	}
-	e, err := s.k.loadHealth(ctx, executor)
+	e, err := st.s.load(ctx, executor)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,3 @@ func (s breakerStage) CheckStart(ctx context.Context, executor sdk.AccAddress, _
 	}
 	return nil
 }
-
-// DefaultHealthStage is the circuit breaker's health stage, which NewKeeper
-// installs; SetHealthStage can put it back after a replacement.
-func DefaultHealthStage(k Keeper) HealthStage { return breakerStage{k: k} }

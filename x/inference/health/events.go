@@ -1,4 +1,4 @@
-package keeper
+package health
 
 import (
 	"context"
@@ -12,10 +12,25 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// emitTransition reports one breaker state change as a typed event, a log
-// line at Debug and a telemetry counter.
-func (k Keeper) emitTransition(ctx context.Context, e healthEntry, t breaker.Transition, height int64) error {
-	address, err := k.addressCodec.BytesToString(e.addr)
+// MetricPrefix is the telemetry key prefix of every breaker metric
+// (Prometheus: inference_breaker_*).
+var MetricPrefix = []string{types.ModuleName, "breaker"}
+
+func metricKey(name string) []string {
+	return append(append([]string{}, MetricPrefix...), name)
+}
+
+var (
+	metricTransitions = metricKey("transitions")
+	metricCapRefusals = metricKey("cap_refusals")
+	metricExcluded    = metricKey("excluded")
+	metricProbing     = metricKey("probing")
+)
+
+// emitTransition reports one state change as a typed event, a log line at
+// Debug and a telemetry counter.
+func (s Store) emitTransition(ctx context.Context, e entry, t breaker.Transition, height int64) error {
+	address, err := s.ac.BytesToString(e.addr)
 	if err != nil {
 		return fmt.Errorf("encode executor: %w", err)
 	}
@@ -35,7 +50,7 @@ func (k Keeper) emitTransition(ctx context.Context, e healthEntry, t breaker.Tra
 	sdkCtx := sdk.UnwrapSDKContext(ctx)
 	sdkCtx.Logger().Debug("breaker transition", "module", types.ModuleName, "executor", address,
 		"from", t.From.String(), "to", t.To.String(), "reason", t.Reason.String(), "height", height)
-	telemetry.IncrCounterWithLabels([]string{types.ModuleName, "breaker", "transitions"}, 1, []metrics.Label{
+	telemetry.IncrCounterWithLabels(metricTransitions, 1, []metrics.Label{
 		telemetry.NewLabel("from", t.From.String()), telemetry.NewLabel("to", t.To.String()),
 		telemetry.NewLabel("reason", t.Reason.String()),
 	})
@@ -45,12 +60,12 @@ func (k Keeper) emitTransition(ctx context.Context, e healthEntry, t breaker.Tra
 	return nil
 }
 
-// reportHealthGauges sets the gauges of EXCLUDED and PROBE executors. It
-// reads the gates, one small entry per such executor.
-func (k Keeper) reportHealthGauges(ctx context.Context) error {
+// reportGauges sets the gauges of EXCLUDED and PROBE executors. It reads the
+// gates, one small entry per such executor.
+func (s Store) reportGauges(ctx context.Context) error {
 	var excluded, probing int
-	if err := k.HealthGate.Walk(ctx, nil, func(_ string, g uint64) (bool, error) {
-		if g&3 == gateExcluded {
+	if err := s.gates.Walk(ctx, nil, func(_ string, g uint64) (bool, error) {
+		if gate(g).excluded() {
 			excluded++
 		} else {
 			probing++
@@ -59,12 +74,12 @@ func (k Keeper) reportHealthGauges(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("walk health gates: %w", err)
 	}
-	telemetry.SetGauge(float32(excluded), types.ModuleName, "breaker", "excluded")
-	telemetry.SetGauge(float32(probing), types.ModuleName, "breaker", "probing")
+	telemetry.SetGauge(float32(excluded), metricExcluded...) //nolint:forbidigo // telemetry takes float32; not consensus state
+	telemetry.SetGauge(float32(probing), metricProbing...)   //nolint:forbidigo // telemetry takes float32; not consensus state
 	return nil
 }
 
-func resetHealthGauges() {
-	telemetry.SetGauge(0, types.ModuleName, "breaker", "excluded")
-	telemetry.SetGauge(0, types.ModuleName, "breaker", "probing")
+func resetGauges() {
+	telemetry.SetGauge(0, metricExcluded...)
+	telemetry.SetGauge(0, metricProbing...)
 }

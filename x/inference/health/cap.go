@@ -1,11 +1,8 @@
-package keeper
+package health
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"cosmossdk.io/collections"
 
 	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -15,36 +12,34 @@ import (
 )
 
 // capTracker enforces health_cb_max_excluded_weight_pct within one block's
-// breaker step. On the first exclusion the block attempts (most attempt
-// none) it reads the weight of the executors already out, through the
-// gates (one per EXCLUDED or PROBE executor), and follows the step's
-// transitions after that; model totals come from ModelWeights. Maps are
-// only looked up, never iterated.
+// step. On the first exclusion the block attempts (most attempt none) it
+// reads the weight of the executors already out, through the gates (one
+// per EXCLUDED or PROBE executor), and follows the step's transitions after
+// that; model totals come from the module. Maps are only looked up, never
+// iterated.
 type capTracker struct {
-	k        Keeper
+	s        Store
 	pct      uint64
 	loaded   bool
 	total    map[string]uint64 // model -> epoch weight, read on demand
 	excluded map[string]uint64 // model -> weight of EXCLUDED and PROBE members
 }
 
-func newCapTracker(k Keeper, params types.Params) *capTracker {
-	return &capTracker{k: k, pct: params.HealthCbMaxExcludedWeightPct}
-}
+func newCapTracker(s Store, pct uint64) *capTracker { return &capTracker{s: s, pct: pct} }
 
 func isOut(s breaker.State) bool { return s != breaker.Healthy }
 
 func (c *capTracker) load(ctx context.Context) error {
 	c.total, c.excluded = map[string]uint64{}, map[string]uint64{}
 	var out []string
-	if err := c.k.HealthGate.Walk(ctx, nil, func(address string, _ uint64) (bool, error) {
+	if err := c.s.gates.Walk(ctx, nil, func(address string, _ uint64) (bool, error) {
 		out = append(out, address)
 		return false, nil
 	}); err != nil {
 		return fmt.Errorf("walk health gates: %w", err)
 	}
 	for _, address := range out {
-		addr, err := c.k.addressCodec.StringToBytes(address)
+		addr, err := c.s.ac.StringToBytes(address)
 		if err != nil {
 			return fmt.Errorf("gate address %q: %w", address, err)
 		}
@@ -58,13 +53,13 @@ func (c *capTracker) load(ctx context.Context) error {
 
 // add moves a member's weight into (or out of) the excluded tallies.
 func (c *capTracker) add(ctx context.Context, addr sdk.AccAddress, in bool) error {
-	m, ok, err := c.k.memberOf(ctx, addr)
+	m, ok, err := c.s.module.Member(ctx, addr)
 	if err != nil || !ok {
 		return err
 	}
 	for _, model := range m.Models {
 		if in {
-			c.excluded[model] = saturatingAdd(c.excluded[model], m.Weight)
+			c.excluded[model] = types.AddWeight(c.excluded[model], m.Weight)
 		} else {
 			c.excluded[model] -= min(c.excluded[model], m.Weight)
 		}
@@ -84,8 +79,8 @@ func (c *capTracker) modelWeight(ctx context.Context, model string) (uint64, err
 	if w, ok := c.total[model]; ok {
 		return w, nil
 	}
-	w, err := c.k.ModelWeights.Get(ctx, model)
-	if err != nil && !errors.Is(err, collections.ErrNotFound) {
+	w, err := c.s.module.ModelWeight(ctx, model)
+	if err != nil {
 		return 0, fmt.Errorf("load model weight: %w", err)
 	}
 	c.total[model] = w
@@ -101,7 +96,7 @@ func (c *capTracker) admit(ctx context.Context, addr sdk.AccAddress, height int6
 			return false, err
 		}
 	}
-	m, ok, err := c.k.memberOf(ctx, addr)
+	m, ok, err := c.s.module.Member(ctx, addr)
 	if err != nil || !ok {
 		return err == nil, err
 	}
@@ -120,24 +115,8 @@ func (c *capTracker) admit(ctx context.Context, addr sdk.AccAddress, height int6
 		if err != nil {
 			return false, fmt.Errorf("emit cap event: %w", err)
 		}
-		telemetry.IncrCounter(1, types.ModuleName, "breaker", "cap_refusals")
+		telemetry.IncrCounter(1, metricCapRefusals...)
 		return false, nil
 	}
 	return true, nil
-}
-
-// memberOf returns the epoch member at addr, if it is one.
-func (k Keeper) memberOf(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
-	index, err := k.EpochMemberIndex.Get(ctx, addr)
-	if errors.Is(err, collections.ErrNotFound) {
-		return types.EpochMember{}, false, nil
-	}
-	if err != nil {
-		return types.EpochMember{}, false, fmt.Errorf("look up epoch member: %w", err)
-	}
-	m, err := k.EpochMembers.Get(ctx, index)
-	if err != nil {
-		return types.EpochMember{}, false, fmt.Errorf("epoch member %d: %w", index, err)
-	}
-	return m, true, nil
 }

@@ -1,0 +1,74 @@
+package health
+
+import (
+	"context"
+	"fmt"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+	"github.com/cosmos/cosmos-sdk/types/query"
+
+	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// statusOf is a breaker record as the queries show it, with window counts
+// over the configured window.
+func statusOf(h types.ExecutorHealth, window uint32) types.HealthStatus {
+	r := toBreaker(h)
+	ts, tm := r.Windows[breaker.Traffic].Last(window)
+	as, am := r.Windows[breaker.Attested].Last(window)
+	st := types.HealthStatus{
+		Address: h.Address, State: h.State, Reason: h.Reason, Evidence: h.Evidence,
+		TrafficSamples: ts, TrafficMisses: tm, AttestedSamples: as, AttestedMisses: am,
+		CooldownBlocks: h.CooldownBlocks, SinceHeight: h.SinceHeight, ExcludedAt: h.ExcludedAt,
+		Exclusions: h.Exclusions, CapRefusals: h.CapRefusals, ProbeInferenceId: h.ProbeInferenceId,
+	}
+	if r.State == breaker.Excluded {
+		st.EligibleHeight = r.EligibleAt()
+	}
+	return st
+}
+
+// Status is an executor's breaker state as the ExecutorHealth query shows
+// it; an executor without a record is HEALTHY with nothing on record.
+func (s Store) Status(ctx context.Context, addr sdk.AccAddress, window uint32) (types.HealthStatus, error) {
+	e, err := s.load(ctx, addr)
+	if err != nil {
+		return types.HealthStatus{}, err
+	}
+	h, err := e.proto(s.ac)
+	if err != nil {
+		return types.HealthStatus{}, err
+	}
+	return statusOf(h, window), nil
+}
+
+// NotHealthy pages through the EXCLUDED and PROBE executors in address
+// order. A bad page request is returned as an error of its own kind
+// (query.CollectionFilteredPaginate's).
+func (s Store) NotHealthy(ctx context.Context, page *query.PageRequest, window uint32) ([]types.HealthStatus, *query.PageResponse, error) {
+	return query.CollectionFilteredPaginate(ctx, s.records, page,
+		func(_ sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+			return h.State != types.HEALTH_STATE_HEALTHY, nil
+		},
+		func(_ sdk.AccAddress, h types.ExecutorHealth) (types.HealthStatus, error) {
+			return statusOf(h, window), nil
+		})
+}
+
+// Held is the executors the breaker holds a record on (few), in address
+// order. Most blocks hold no one, and learn it from the record count
+// without opening an iterator.
+func (s Store) Held(ctx context.Context) ([]sdk.AccAddress, error) {
+	if count, err := s.heldCount(ctx); err != nil || count == 0 {
+		return nil, err
+	}
+	var held []sdk.AccAddress
+	if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, _ types.ExecutorHealth) (bool, error) {
+		held = append(held, addr)
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("walk breaker records: %w", err)
+	}
+	return held, nil
+}

@@ -1,0 +1,114 @@
+package health
+
+import (
+	"context"
+	"fmt"
+
+	"cosmossdk.io/collections"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// QueueOutcome holds an inference outcome (a finish, or a miss when it
+// expired) for the next block's step. A success of an executor the breaker
+// holds nothing on, and has nothing pending for, would change nothing and
+// is not written: a network where everyone is healthy writes no breaker
+// state.
+func (s Store) QueueOutcome(ctx context.Context, inf types.Inference, miss bool) error {
+	executor, err := s.ac.StringToBytes(inf.Executor)
+	if err != nil {
+		return fmt.Errorf("inference executor %q: %w", inf.Executor, err)
+	}
+	addr := sdk.AccAddress(executor)
+	stored, err := s.records.Has(ctx, addr)
+	if err != nil {
+		return fmt.Errorf("look up breaker record: %w", err)
+	}
+	sample := types.PendingSample{InferenceId: inf.InferenceId, Miss: miss, StartHeight: inf.StartHeight}
+	if !stored {
+		pending, err := s.hasPending(ctx, addr)
+		if err != nil {
+			return err
+		}
+		if !pending {
+			if !miss {
+				return nil
+			}
+			// The first miss starts a record; its window begins with the
+			// successes this epoch already counted, up to a full window.
+			if sample.PriorOks, err = s.priorSuccesses(ctx, addr); err != nil {
+				return err
+			}
+		}
+	}
+	seq, err := s.sequence.Next(ctx)
+	if err != nil {
+		return fmt.Errorf("next sample sequence: %w", err)
+	}
+	return s.enqueue(ctx, addr, seq, sample)
+}
+
+// enqueue stores one pending sample and the mark that something is queued
+// (one read when the mark is already there).
+func (s Store) enqueue(ctx context.Context, addr sdk.AccAddress, seq uint64, sample types.PendingSample) error {
+	if err := s.pending.Set(ctx, collections.Join(addr, seq), sample); err != nil {
+		return fmt.Errorf("queue sample: %w", err)
+	}
+	queued, err := s.queued.Has(ctx)
+	if err != nil {
+		return fmt.Errorf("look up queued-samples mark: %w", err)
+	}
+	if queued {
+		return nil
+	}
+	if err := s.queued.Set(ctx, true); err != nil {
+		return fmt.Errorf("mark samples queued: %w", err)
+	}
+	return nil
+}
+
+func (s Store) hasPending(ctx context.Context, addr sdk.AccAddress) (bool, error) {
+	it, err := s.pending.Iterate(ctx, collections.NewPrefixedPairRange[sdk.AccAddress, uint64](addr))
+	if err != nil {
+		return false, fmt.Errorf("iterate pending samples: %w", err)
+	}
+	defer it.Close()
+	return it.Valid(), nil
+}
+
+func (s Store) priorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {
+	n, err := s.module.PriorSuccesses(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	return min(n, breaker.MaxWindow), nil
+}
+
+// ClaimProbe gives a just-started inference the probe slot of a PROBE
+// executor whose slot is free: its outcome alone decides the probe.
+func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, inferenceID string) error {
+	before, err := s.load(ctx, executor)
+	if err != nil {
+		return err
+	}
+	rec, claimed := breaker.ClaimProbe(before.rec)
+	if !claimed {
+		return nil
+	}
+	after := before
+	after.rec, after.probeID = rec, inferenceID
+	if err := s.save(ctx, before, after); err != nil {
+		return err
+	}
+	address, err := s.ac.BytesToString(executor)
+	if err != nil {
+		return fmt.Errorf("encode executor: %w", err)
+	}
+	sdkCtx := sdk.UnwrapSDKContext(ctx)
+	return sdkCtx.EventManager().EmitTypedEvent(&types.EventProbeStarted{
+		Executor: address, InferenceId: inferenceID, Height: sdkCtx.BlockHeight(),
+	})
+}

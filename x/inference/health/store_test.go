@@ -1,0 +1,117 @@
+package health
+
+import (
+	"context"
+	"testing"
+
+	"cosmossdk.io/collections"
+	storetypes "cosmossdk.io/store/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cosmos/cosmos-sdk/codec"
+	addresscodec "github.com/cosmos/cosmos-sdk/codec/address"
+	codectypes "github.com/cosmos/cosmos-sdk/codec/types"
+	"github.com/cosmos/cosmos-sdk/runtime"
+	"github.com/cosmos/cosmos-sdk/testutil"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+var ac = addresscodec.NewBech32Codec("infer")
+
+// noMembers is a module whose epoch group is empty: enough for the store's
+// own bookkeeping, which these tests cover (the keeper's tests drive the
+// breaker through real blocks).
+type noMembers struct{}
+
+func (noMembers) Member(context.Context, sdk.AccAddress) (types.EpochMember, bool, error) {
+	return types.EpochMember{}, false, nil
+}
+func (noMembers) ModelWeight(context.Context, string) (uint64, error)            { return 0, nil }
+func (noMembers) PriorSuccesses(context.Context, sdk.AccAddress) (uint32, error) { return 0, nil }
+func (noMembers) LoadParams(context.Context) (types.Params, error)               { return types.DefaultParams(), nil }
+
+func newStore(t *testing.T) (Store, sdk.Context) {
+	t.Helper()
+	key := storetypes.NewKVStoreKey(types.StoreKey)
+	tc := testutil.DefaultContextWithDB(t, key, storetypes.NewTransientStoreKey("transient_test"))
+	sb := collections.NewSchemaBuilder(runtime.NewKVStoreService(key))
+	s := NewStore(sb, codec.NewProtoCodec(codectypes.NewInterfaceRegistry()), ac, noMembers{})
+	_, err := sb.Build()
+	require.NoError(t, err)
+	return s, tc.Ctx
+}
+
+func account(i byte) (sdk.AccAddress, string) {
+	a := sdk.AccAddress(append(make([]byte, 19), i))
+	s, _ := ac.BytesToString(a)
+	return a, s
+}
+
+// The gate layout, one row per kind of record.
+func TestGateOfEachRecord(t *testing.T) {
+	excluded := breaker.Record{State: breaker.Excluded, ExcludedAt: 10, Cooldown: 5}
+	cases := []struct {
+		name          string
+		rec           breaker.Record
+		gated, isExcl bool
+		offersAt      map[int64]bool
+	}{
+		{"healthy has no gate", breaker.Record{}, false, false, nil},
+		{"excluded is out until its eligible height", excluded, true, true, map[int64]bool{14: false, 15: true, 16: true}},
+		{"probe with a free slot is offered", breaker.Record{State: breaker.Probe}, true, false, map[int64]bool{1: true}},
+		{"probe with its slot taken is out", breaker.Record{State: breaker.Probe, ProbeInFlight: true}, true, false, map[int64]bool{1: false}},
+	}
+	for _, c := range cases {
+		g, gated := gateOf(c.rec)
+		require.Equal(t, c.gated, gated, c.name)
+		if !gated {
+			continue
+		}
+		require.Equal(t, c.isExcl, g.excluded(), c.name)
+		for h, want := range c.offersAt {
+			require.Equal(t, want, g.offersProbe(h), "%s at %d", c.name, h)
+		}
+	}
+}
+
+// Genesis restore is a save from no record: the cooldown entry, the gate
+// and the count follow from the same code as on chain, and a record that
+// holds nothing a fresh executor would not is not stored.
+func TestRestoreKeepsTheIndexesOfSave(t *testing.T) {
+	s, ctx := newStore(t)
+	_, excluded := account(1)
+	_, plain := account(2)
+	require.NoError(t, s.Restore(ctx, types.ExecutorHealth{
+		Address: excluded, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 3, CooldownBlocks: 4, Exclusions: 1,
+	}))
+	require.NoError(t, s.Restore(ctx, types.ExecutorHealth{Address: plain}))
+	c, err := s.Census(ctx)
+	require.NoError(t, err)
+	require.Len(t, c.Records, 1)
+	require.Equal(t, uint64(1), c.RecordCount)
+	require.Equal(t, []GateEntry{{Address: excluded, Gate: 7<<gateCodeBits | uint64(gateExcluded), Excluded: true}}, c.Gates)
+	require.Len(t, c.Cooldowns, 1)
+	require.Equal(t, int64(7), c.Cooldowns[0].Eligible)
+}
+
+// An index entry without an EXCLUDED record due at its height is dropped,
+// so it is not read again every block. (The index is only walked while the
+// breaker holds someone: executor 1's miss gives it a record.)
+func TestStaleCooldownEntryIsDropped(t *testing.T) {
+	s, ctx := newStore(t)
+	_, held := account(1)
+	stale, staleAddr := account(3)
+	require.NoError(t, s.Restore(ctx, types.ExecutorHealth{Address: held, Traffic: types.SampleWindow{Bits: 1, Count: 1}}))
+	key := collections.Join(int64(6), stale)
+	require.NoError(t, s.cooldowns.Set(ctx, key))
+	require.NoError(t, s.Step(ctx.WithBlockHeight(6), nil))
+	has, err := s.cooldowns.Has(ctx, key)
+	require.NoError(t, err)
+	require.False(t, has)
+	st, err := s.Status(ctx, stale, 16)
+	require.NoError(t, err)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, st.State, staleAddr)
+}

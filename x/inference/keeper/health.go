@@ -1,0 +1,76 @@
+package keeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"cosmossdk.io/collections"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/health"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// AttestedSample is the validators' majority verdict on one executor in a
+// block, as the breaker takes it (the app's pre-blocker delivers them).
+type AttestedSample = health.AttestedSample
+
+// ApplyHealth is the breaker's one step per block (health.Store.Step): the
+// cooldown promotions due at this height, the traffic outcomes queued by
+// the previous block, then the attested samples of this block's bundle.
+func (k Keeper) ApplyHealth(ctx context.Context, attested []AttestedSample) error {
+	return k.health.Step(ctx, attested)
+}
+
+// DefaultHealthStage is the circuit breaker's health stage, which NewKeeper
+// installs; SetHealthStage can put it back after a replacement.
+func DefaultHealthStage(k Keeper) HealthStage { return k.health.Stage() }
+
+// breakerView is what the breaker's store reads of the rest of the module
+// (health.Module). It holds the keeper's collections, never the store's.
+type breakerView struct{ k Keeper }
+
+var _ health.Module = breakerView{}
+
+func (v breakerView) Member(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
+	return v.k.memberOf(ctx, addr)
+}
+
+func (v breakerView) ModelWeight(ctx context.Context, model string) (uint64, error) {
+	w, err := v.k.ModelWeights.Get(ctx, model)
+	if errors.Is(err, collections.ErrNotFound) {
+		return 0, nil
+	}
+	return w, err
+}
+
+func (v breakerView) PriorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {
+	p, err := v.k.Participants.Get(ctx, addr)
+	if err != nil {
+		return 0, fmt.Errorf("load executor %s: %w", addr, err)
+	}
+	return uint32(min(p.CurrentEpochStats.InferenceCount, breaker.MaxWindow)), nil
+}
+
+func (v breakerView) LoadParams(ctx context.Context) (types.Params, error) {
+	return v.k.Params.Get(ctx)
+}
+
+// memberOf returns the epoch member at addr, if it is one.
+func (k Keeper) memberOf(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
+	index, err := k.EpochMemberIndex.Get(ctx, addr)
+	if errors.Is(err, collections.ErrNotFound) {
+		return types.EpochMember{}, false, nil
+	}
+	if err != nil {
+		return types.EpochMember{}, false, fmt.Errorf("look up epoch member: %w", err)
+	}
+	m, err := k.EpochMembers.Get(ctx, index)
+	if err != nil {
+		return types.EpochMember{}, false, fmt.Errorf("epoch member %d: %w", index, err)
+	}
+	return m, true, nil
+}

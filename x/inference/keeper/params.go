@@ -1,0 +1,23 @@
+package keeper
+
+import (
+	"context"
+	"fmt"
+
+	errorsmod "cosmossdk.io/errors"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// SetParams validates and stores params; invalid params store nothing.
+func (k Keeper) SetParams(ctx context.Context, params types.Params) error {
+	if err := params.Validate(); err != nil {
+		return errorsmod.Wrap(types.ErrInvalidParams, err.Error())
+	}
+	if err := k.Params.Set(ctx, params); err != nil {
+		return fmt.Errorf("store params: %w", err)
+	}
+	return sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventParamsUpdated{Params: params})
+}
