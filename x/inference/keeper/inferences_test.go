@@ -253,3 +253,25 @@ func requireQueueEmpty(t *testing.T, f *fixture) {
 	}))
 	require.Empty(t, left)
 }
+
+// An outcome counts in the epoch where it happens, even for an inference
+// started before the boundary; otherwise an executor could ignore every
+// request of an epoch's last blocks without a miss on record.
+func TestOutcomeOfPreviousEpochInferenceCountsInTheEpochItHappens(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
+	f.begin(1)
+	f.end()
+	f.advanceTo(testEpochLength - 2)
+	f.begin(testEpochLength - 1)
+	f.mustStart("old-miss", 1, "m")
+	f.mustStart("old-finish", 2, "m")
+	f.end()
+	f.advanceTo(testEpochLength + 1) // epoch 2 starts at 1 + testEpochLength
+	require.Equal(t, uint64(2), mustEpoch(t, f).Index)
+	require.NoError(t, f.finish(2, "old-finish"))
+	f.advanceTo(testEpochLength - 1 + testExpiration)
+
+	require.Equal(t, types.INFERENCE_STATUS_EXPIRED, f.inference("old-miss").Status)
+	require.Equal(t, types.CurrentEpochStats{MissedRequests: 1}, f.participant(1).CurrentEpochStats)
+	require.Equal(t, types.CurrentEpochStats{InferenceCount: 1}, f.participant(2).CurrentEpochStats)
+}

@@ -255,3 +255,24 @@ func TestUpdateParamsRejectsEveryInvalidRuleAndStoresNothing(t *testing.T) {
 		})
 	}
 }
+
+// Registration is bounded (max_participants), so a flood of registrations
+// cannot make every epoch boundary arbitrarily slow; and a weight-0
+// registration, which could never be drawn, is refused.
+func TestRegisterParticipantRefusesFullRegistryAndZeroWeight(t *testing.T) {
+	p := testParams()
+	p.MaxParticipants = 3
+	f := newFixture(t, withParams(p), withParticipants(gp(1, 10, true, "m")))
+	f.begin(1)
+	err := f.register(2, 0, false, "m")
+	require.ErrorIs(t, err, types.ErrInvalidParticipant)
+	require.ErrorContains(t, err, "weight must be >= 1")
+	require.NoError(t, f.register(2, 1, false, "m"))
+	require.NoError(t, f.register(3, 1, false, "m"))
+	err = f.register(4, 1, false, "m")
+	require.ErrorIs(t, err, types.ErrInvalidParticipant)
+	require.ErrorContains(t, err, "registry is full")
+	count, err := f.k.ParticipantCount.Get(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), count)
+}

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -228,4 +229,77 @@ func TestCandidatesShareAdmissionWithCheckRoutable(t *testing.T) {
 			require.Equal(t, in[bech(i)], err == nil, "height %d member %d: %v", h, i, err)
 		}
 	}
+}
+
+// A health stage that offers every candidate at weight 0 has, in effect,
+// filtered them all out: the fallback must return the pre-health pool
+// instead of failing the query.
+func TestHealthStageZeroingEveryWeightFallsBack(t *testing.T) {
+	h := &fakeHealth{filter: func(pool []types.Candidate) []types.Candidate {
+		for i := range pool {
+			pool[i].Weight = 0
+		}
+		return pool
+	}}
+	f := weighted(t, withHealth(h))
+	resp, err := f.draw("m", 3)
+	require.NoError(t, err)
+	require.Equal(t, uint32(4), resp.Candidates)
+	require.Equal(t, uint64(10), resp.TotalWeight, "the fallback pool keeps the epoch weights")
+}
+
+// A weight-0 member can never be drawn, so enforcement must not let a
+// transfer agent route to it either (selection and enforcement agree).
+func TestStartInferenceRefusesWeightZeroMember(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 0, true, "m"), gp(2, 5, true, "m")))
+	f.begin(1)
+	_, err := f.start("to-zero", 1, "m")
+	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
+	require.ErrorContains(t, err, "weight 0")
+	f.mustStart("to-two", 2, "m")
+}
+
+// A query reads the last committed block but the start it informs executes
+// in the next one: at the last committed block before the PoC phase ends,
+// selection must already offer the non-PoC executors that the start will
+// accept, and never one the start would refuse.
+func TestRandomExecutorEvaluatesStagesAtTheNextBlock(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 10, true, "m"), gp(2, 1000, false, "m")))
+	f.begin(1)
+	// Blocks [1, 1+testPocBlocks) are the PoC phase. At committed height
+	// testPocBlocks-1 the next block is still PoC: only executor 1 is offered.
+	f.advanceTo(testPocBlocks - 1)
+	for seed := uint64(0); seed < 50; seed++ {
+		resp, err := f.draw("m", seed)
+		require.NoError(t, err)
+		require.Equal(t, bech(1), resp.Executor.Address, "the next block is in the PoC phase")
+	}
+	f.advanceTo(testPocBlocks) // the next block, 1+testPocBlocks, serves everyone
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < 50; seed++ {
+		resp, err := f.draw("m", seed)
+		require.NoError(t, err)
+		seen[resp.Executor.Address] = true
+	}
+	require.True(t, seen[bech(2)], "executor 2 serves from the next block on")
+}
+
+// Hooks and the health stage installed on the app's keeper after the
+// servers were built must reach the servers' copies too.
+func TestSeamsInstalledAfterServersReachEveryCopy(t *testing.T) {
+	k, tc := newKeeper(t)
+	ctx := tc.Ctx.WithBlockHeight(0)
+	gs := types.DefaultGenesis()
+	gs.Params = testParams()
+	gs.Participants = []types.Participant{gp(1, 10, true, "m")}
+	require.NoError(t, k.InitGenesis(ctx, *gs))
+	msgs := keeper.NewMsgServerImpl(k)
+
+	refused := &fakeHealth{check: func(sdk.AccAddress) error { return types.ErrExecutorNotRoutable }}
+	k.SetHealthStage(refused)
+	require.NoError(t, k.BeginBlock(ctx.WithBlockHeight(1)))
+	_, err := msgs.StartInference(ctx.WithBlockHeight(1), &types.MsgStartInference{
+		Creator: bech(agentByte), Executor: bech(1), InferenceId: "x", Model: "m",
+	})
+	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
 }

@@ -312,3 +312,10 @@ func (h *fakeHealth) CheckStart(_ context.Context, executor sdk.AccAddress, _ st
 	}
 	return h.check(executor)
 }
+
+func mustEpoch(t *testing.T, f *fixture) types.Epoch {
+	t.Helper()
+	e, err := f.k.Epoch.Get(f.ctx)
+	require.NoError(t, err)
+	return e
+}

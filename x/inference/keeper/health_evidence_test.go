@@ -1,0 +1,93 @@
+package keeper_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// A miss of a request sent before the exclusion, landing after the probe
+// restored the executor, is not held against it.
+func TestMissesOfRequestsSentBeforeExclusionDoNotReExcludeARestoredExecutor(t *testing.T) {
+	p := breakerParams()
+	p.ExpirationBlocks = 12
+	f := newBreakerFixture(t, withParams(p))
+	for range 3 {
+		f.mustStart(f.newID(), 1, "m")
+	}
+	for range 3 {
+		f.attest(1, true)
+		f.next()
+	}
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
+	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
+	f.feed(1, "o")
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
+	f.runUntil(int(p.ExpirationBlocks), func() bool { return f.participant(1).CurrentEpochStats.MissedRequests == 3 })
+	f.next()
+	h := f.health(1)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
+	require.Zero(t, h.TrafficSamples, "stale misses are not samples")
+}
+
+// An executor's samples of one block are applied to its record as a batch:
+// a success that pushes its last miss out of the history does not drop the
+// record halfway, which would start a miss later in the batch from nothing.
+func TestSamplesOfOneBlockKeepTheExecutorsHistory(t *testing.T) {
+	f := newBreakerFixture(t)
+	f.feed(1, "m")
+	for range 63 {
+		id := f.newID()
+		f.mustStart(id, 1, "m")
+		require.NoError(t, f.finish(1, id))
+	}
+	f.next()
+	f.mustStart("expires-next-block", 1, "m")
+	f.next()
+	f.mustStart("ok", 1, "m")
+	require.NoError(t, f.finish(1, "ok"))
+	f.next() // the block's end expires the other
+	f.next()
+	h := f.health(1)
+	require.Equal(t, uint32(16), h.TrafficSamples)
+	require.Equal(t, uint32(1), h.TrafficMisses)
+}
+
+func TestTrafficExcludedExecutorNeedsARealProbeSuccess(t *testing.T) {
+	f := newBreakerFixture(t)
+	f.feed(1, "mmm")
+	require.Equal(t, types.SAMPLE_KIND_TRAFFIC, f.health(1).Evidence)
+	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
+	for range 3 {
+		f.attest(1, false)
+		f.next()
+	}
+	require.Equal(t, types.HEALTH_STATE_PROBE, f.health(1).State, "a passing health check does not restore it")
+	f.feed(1, "o")
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
+}
+
+func TestAttestedExclusionRestoredByAttestedOKAndReExcludedByAttestedMiss(t *testing.T) {
+	f := newBreakerFixture(t)
+	for range 3 {
+		f.attest(2, true)
+		f.next()
+	}
+	h := f.health(2)
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, h.State)
+	require.Equal(t, types.SAMPLE_KIND_ATTESTED, h.Evidence)
+	f.runUntil(bInitial+1, func() bool { return f.health(2).State == types.HEALTH_STATE_PROBE })
+	f.attest(2, true)
+	f.next()
+	h = f.health(2)
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, h.State, "any miss in PROBE re-excludes")
+	require.Equal(t, uint64(2*bInitial), h.CooldownBlocks)
+	f.runUntil(2*bInitial+1, func() bool { return f.health(2).State == types.HEALTH_STATE_PROBE })
+	f.attest(2, false)
+	f.next()
+	h = f.health(2)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
+	require.Equal(t, types.HEALTH_REASON_ATTESTED_OK, h.Reason)
+}

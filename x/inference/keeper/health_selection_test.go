@@ -1,0 +1,43 @@
+package keeper_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+func TestShadowModeRunsBreakerButSelectionIgnoresIt(t *testing.T) {
+	p := breakerParams()
+	p.HealthCbEnforce = false
+	f := newBreakerFixture(t, withParams(p))
+	f.feed(1, "mmm")
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
+	require.Len(t, typedEvents[*types.EventExecutorHealthChanged](t, f.ctx), 1)
+	require.Positive(t, f.offered(400)[bech(1)], "shadow mode: selection ignores the breaker")
+	f.next()
+	f.next()
+	f.mustStart("still-routed", 1, "m")
+	require.NoError(t, f.finish(1, "still-routed"))
+	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
+	f.mustStart("probe", 1, "m")
+	f.mustStart("not-refused", 1, "m")
+	require.Equal(t, "probe", f.health(1).ProbeInferenceId, "the breaker still tracks its probe")
+}
+
+// A probe offered at weight 1 among a large total weight could wait for
+// thousands of requests; it is offered at the healthy candidates' average
+// weight (never above its own), so it is drawn about once per pool size.
+func TestProbeIsOfferedAtTheAverageHealthyWeight(t *testing.T) {
+	p := breakerParams()
+	p.HealthCbMaxExcludedWeightPct = 100
+	f := newBreakerFixture(t, withParams(p), withParticipants(gp(5, 1000, true, "m")))
+	f.feed(5, "mmm")
+	f.runUntil(bInitial+1, func() bool { return f.health(5).State == types.HEALTH_STATE_PROBE })
+	resp := f.drawUntil(5)
+	require.True(t, resp.Probe)
+	require.Equal(t, uint64(4*10+10), resp.TotalWeight, "offered at 10, the average of the healthy")
+	n := uint64(4000)
+	requireNear(t, f.offered(n)[bech(5)], int(n), 10.0/50.0, "probe draws")
+}
