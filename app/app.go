@@ -68,6 +68,7 @@ import (
 	stakingkeeper "github.com/cosmos/cosmos-sdk/x/staking/keeper"
 	stakingtypes "github.com/cosmos/cosmos-sdk/x/staking/types"
 
+	"github.com/inferenced/inferenced/monitor"
 	inferencekeeper "github.com/inferenced/inferenced/x/inference/keeper"
 	inference "github.com/inferenced/inferenced/x/inference/module"
 	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
@@ -99,7 +100,7 @@ var _ servertypes.Application = (*App)(nil)
 type App struct {
 	*baseapp.BaseApp
 
-	healthMonitor *lazyMonitor // nil when [health-monitor] is disabled
+	healthMonitor *monitor.Lazy // nil when [health-monitor] is disabled
 
 	legacyAmino       *codec.LegacyAmino
 	appCodec          codec.Codec
@@ -166,8 +167,7 @@ func New(
 
 	app.MountKVStores(keys)
 	app.SetInitChainer(app.InitChainer)
-	app.SetPreBlocker(app.PreBlocker)
-	if err := app.setHealthAttestation(appOpts, logger); err != nil {
+	if err := app.setHandlers(appOpts, logger); err != nil {
 		return nil, fmt.Errorf("health attestation: %w", err)
 	}
 	app.SetBeginBlocker(app.BeginBlocker)
@@ -281,21 +281,6 @@ func (app *App) initModules() error {
 // Name returns the app name.
 func (app *App) Name() string { return app.BaseApp.Name() }
 
-// PreBlocker runs the modules' pre-blockers (upgrade, auth), then the
-// circuit breaker's one step per block: cooldown promotions, the traffic
-// samples observed in the previous block and the attested samples of this
-// block's health bundle, so selection and enforcement in this block see them.
-func (app *App) PreBlocker(ctx sdk.Context, req *abci.RequestFinalizeBlock) (*sdk.ResponsePreBlock, error) {
-	rsp, err := app.ModuleManager.PreBlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := app.InferenceKeeper.ApplyHealth(ctx, app.attestedSamples(ctx, req)); err != nil {
-		return nil, fmt.Errorf("circuit breaker step: %w", err)
-	}
-	return rsp, nil
-}
-
 // BeginBlocker runs the modules' begin-blockers.
 func (app *App) BeginBlocker(ctx sdk.Context) (sdk.BeginBlock, error) {
 	return app.ModuleManager.BeginBlock(ctx)
@@ -316,6 +301,14 @@ func (app *App) InitChainer(ctx sdk.Context, req *abci.RequestInitChain) (*abci.
 		return nil, fmt.Errorf("set module versions: %w", err)
 	}
 	return app.ModuleManager.InitGenesis(ctx, app.appCodec, genesisState)
+}
+
+// Close stops the health monitor, then the base app.
+func (app *App) Close() error {
+	if app.healthMonitor != nil {
+		app.healthMonitor.Stop()
+	}
+	return app.BaseApp.Close()
 }
 
 // LoadHeight loads the state at a height.

@@ -3,11 +3,19 @@ package monitor
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
+
+	"github.com/spf13/cast"
 )
 
-// Config is the [health-monitor] section of app.toml.
+// Section is the app.toml table of the monitor's configuration.
+const Section = "health-monitor"
+
+// Config is the [health-monitor] section of app.toml. Each key is written
+// once, in its field's mapstructure tag: ReadConfig, Validate's messages
+// and ConfigTemplate all take it from there.
 type Config struct {
 	// Enabled starts the monitor with the node. A validator without it
 	// abstains in its vote extensions.
@@ -41,25 +49,85 @@ func DefaultConfig() Config {
 	}
 }
 
+// name is the app.toml key of the Config field called field, within the
+// section; key is the same, qualified by the section.
+func name(field string) string {
+	f, _ := reflect.TypeFor[Config]().FieldByName(field)
+	return f.Tag.Get("mapstructure")
+}
+
+func key(field string) string { return Section + "." + name(field) }
+
 // Validate checks the configuration.
 func (c Config) Validate() error {
 	switch {
 	case c.ProbeInterval < 100*time.Millisecond:
-		return fmt.Errorf("health-monitor.probe-interval must be at least 100ms, got %s", c.ProbeInterval)
+		return fmt.Errorf("%s must be at least 100ms, got %s", key("ProbeInterval"), c.ProbeInterval)
 	case c.ProbeTimeout <= 0 || c.ProbeTimeout > c.ProbeInterval*10:
-		return fmt.Errorf("health-monitor.probe-timeout must be in (0, 10 x probe-interval], got %s", c.ProbeTimeout)
+		return fmt.Errorf("%s must be in (0, 10 x %s], got %s", key("ProbeTimeout"), name("ProbeInterval"), c.ProbeTimeout)
 	case c.VerdictTTL < c.ProbeInterval:
-		return fmt.Errorf("health-monitor.verdict-ttl (%s) must be at least probe-interval (%s)", c.VerdictTTL, c.ProbeInterval)
+		return fmt.Errorf("%s (%s) must be at least %s (%s)", key("VerdictTTL"), c.VerdictTTL, name("ProbeInterval"), c.ProbeInterval)
 	case c.MaxConcurrency < 1 || c.MaxConcurrency > 1024:
-		return fmt.Errorf("health-monitor.max-concurrency must be in [1, 1024], got %d", c.MaxConcurrency)
+		return fmt.Errorf("%s must be in [1, 1024], got %d", key("MaxConcurrency"), c.MaxConcurrency)
 	case !strings.HasPrefix(c.HealthPath, "/") || strings.ContainsAny(c.HealthPath, "?#") || len(c.HealthPath) > 256:
-		return errors.New("health-monitor.health-path must be an absolute path without query or fragment, at most 256 bytes")
+		return errors.New(key("HealthPath") + " must be an absolute path without query or fragment, at most 256 bytes")
 	}
 	return nil
 }
 
-// ConfigTemplate is the app.toml section, with the defaults explained.
-const ConfigTemplate = `
+// Options is how the node hands app.toml over (servertypes.AppOptions).
+type Options interface {
+	Get(key string) any
+}
+
+// ReadConfig reads [health-monitor] from the node's options, with the
+// defaults for what is missing, and validates it.
+func ReadConfig(opts Options) (Config, error) {
+	cfg := DefaultConfig()
+	v := reflect.ValueOf(&cfg).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		raw := opts.Get(key(f.Name))
+		if raw == nil {
+			continue
+		}
+		switch p := v.FieldByIndex(f.Index).Addr().Interface().(type) {
+		case *bool:
+			*p = cast.ToBool(raw)
+		case *time.Duration:
+			*p = cast.ToDuration(raw)
+		case *int:
+			*p = cast.ToInt(raw)
+		case *string:
+			*p = cast.ToString(raw)
+		default:
+			return cfg, fmt.Errorf("app.toml: %s: no reader for %s", key(f.Name), f.Type)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("app.toml: %w", err)
+	}
+	return cfg, nil
+}
+
+// help is the comment ConfigTemplate writes above each key, in the order
+// of Config's fields (TestConfigTemplateCoversEveryKey).
+var help = []struct{ field, text string }{
+	{"Enabled", "Start the monitor with the node."},
+	{"ProbeInterval", "How often every executor is probed."},
+	{"ProbeTimeout", "Bound on one probe (connect, request, response). A slower answer is a miss."},
+	{"VerdictTTL", "A verdict older than this is reported as unknown."},
+	{"MaxConcurrency", "Probes in flight at once."},
+	{"HealthPath", "Path probed with GET on each executor's host; 200 is ok, anything else,\nredirects included, is a miss."},
+	{"AllowPrivate", "Probe loopback, private and link-local addresses. Executor URLs come from\nuntrusted participants: keep this false on public networks."},
+}
+
+// ConfigTemplate is the app.toml section, with the defaults explained. It
+// is executed on the app config, whose HealthMonitor field is a Config.
+var ConfigTemplate = configTemplate()
+
+func configTemplate() string {
+	var b strings.Builder
+	b.WriteString(`
 ###############################################################################
 ###                         Executor health monitor                         ###
 ###############################################################################
@@ -67,28 +135,14 @@ const ConfigTemplate = `
 # The monitor probes every executor of the current epoch group and puts its
 # verdicts in this validator's vote extensions. Without it the validator
 # abstains.
-[health-monitor]
-
-# Start the monitor with the node.
-enabled = {{ .HealthMonitor.Enabled }}
-
-# How often every executor is probed.
-probe-interval = "{{ .HealthMonitor.ProbeInterval }}"
-
-# Bound on one probe (connect, request, response). A slower answer is a miss.
-probe-timeout = "{{ .HealthMonitor.ProbeTimeout }}"
-
-# A verdict older than this is reported as unknown.
-verdict-ttl = "{{ .HealthMonitor.VerdictTTL }}"
-
-# Probes in flight at once.
-max-concurrency = {{ .HealthMonitor.MaxConcurrency }}
-
-# Path probed with GET on each executor's host; 200 is ok, anything else,
-# redirects included, is a miss.
-health-path = "{{ .HealthMonitor.HealthPath }}"
-
-# Probe loopback, private and link-local addresses. Executor URLs come from
-# untrusted participants: keep this false on public networks.
-allow-private = {{ .HealthMonitor.AllowPrivate }}
-`
+[` + Section + "]\n")
+	for _, h := range help {
+		f, _ := reflect.TypeFor[Config]().FieldByName(h.field)
+		value := "{{ .HealthMonitor." + h.field + " }}"
+		if f.Type.Kind() == reflect.String || f.Type == reflect.TypeFor[time.Duration]() {
+			value = `"` + value + `"`
+		}
+		b.WriteString("\n# " + strings.ReplaceAll(h.text, "\n", "\n# ") + "\n" + name(h.field) + " = " + value + "\n")
+	}
+	return b.String()
+}

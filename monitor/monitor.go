@@ -145,7 +145,7 @@ func (m *Monitor) probeOne(ctx context.Context, epoch uint64, i int, url string)
 		result = "miss"
 		m.logger.Debug("health monitor: probe missed", "executor", i, "err", err)
 	}
-	telemetry.IncrCounter(1, "health_monitor", "probes", result)
+	telemetry.IncrCounter(1, MetricKey("probes", result)...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.group.Epoch != epoch || i >= len(m.obs) {

@@ -14,12 +14,12 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// Prefix starts every injected bundle. 0xff begins a protobuf tag whose
+// prefix starts every injected bundle. 0xff begins a protobuf tag whose
 // wire type (the low three bits of the varint 0x7f|'H'<<7) is 7, which does
 // not exist: no protobuf transaction decoder can accept these bytes, so a
 // bundle can never pass for a user transaction, nor a transaction for a
 // bundle.
-var Prefix = []byte("\xffHEALTH1")
+var prefix = []byte("\xffHEALTH1")
 
 // MaxBundleSize bounds an injected bundle before it is decoded. 300
 // validators' extensions of the largest group max_participants allows fit
@@ -41,10 +41,10 @@ type Bundle struct {
 }
 
 // IsBundle reports whether tx carries the bundle prefix.
-func IsBundle(tx []byte) bool { return bytes.HasPrefix(tx, Prefix) }
+func IsBundle(tx []byte) bool { return bytes.HasPrefix(tx, prefix) }
 
 // Find is the one rule for where a block keeps its health bundle: tx[0],
-// behind Prefix. found is false when tx[0] is not a bundle (a block without
+// behind prefix. found is false when tx[0] is not a bundle (a block without
 // transactions, or one made with vote extensions off); a tx[0] that carries
 // the prefix but does not decode strictly is an error. Whether a block must
 // carry one is the caller's to say (ExtensionsEnabled).
@@ -69,7 +69,7 @@ func Encode(b Bundle) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode health bundle: %w", err)
 	}
-	return append(append([]byte{}, Prefix...), body...), nil
+	return append(append([]byte{}, prefix...), body...), nil
 }
 
 // Decode parses a bundle strictly: size bound first, then the prefix, then
@@ -82,7 +82,7 @@ func Decode(tx []byte) (Bundle, error) {
 	if !IsBundle(tx) {
 		return Bundle{}, ErrNotBundle
 	}
-	body := tx[len(Prefix):]
+	body := tx[len(prefix):]
 	var hb types.HealthBundle
 	if err := hb.Unmarshal(body); err != nil {
 		return Bundle{}, fmt.Errorf("%w: %v", ErrBadBundle, err)

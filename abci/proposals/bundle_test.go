@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
-	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/cosmos/cosmos-sdk/codec"
@@ -14,26 +13,25 @@ import (
 	"github.com/cosmos/cosmos-sdk/std"
 	"github.com/cosmos/cosmos-sdk/x/auth/tx"
 
+	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-func sampleBundle() Bundle {
+// sampleBundle: one validator's signed extension for epoch 2, in round 1.
+func sampleBundle(tb testing.TB) Bundle {
+	tb.Helper()
+	vote := testcommit.New([]byte{1}, 10).Vote(tb, testChain, testHeight, 1, []byte{0x08, 0x02, 0x12, 0x01, 0x09})
 	return Bundle{
-		Commit: abci.ExtendedCommitInfo{Round: 1, Votes: []abci.ExtendedVoteInfo{{
-			Validator:          abci.Validator{Address: bytes.Repeat([]byte{1}, 20), Power: 10},
-			VoteExtension:      []byte{0x08, 0x02, 0x12, 0x01, 0x09},
-			ExtensionSignature: bytes.Repeat([]byte{7}, 64),
-			BlockIdFlag:        cmtproto.BlockIDFlagCommit,
-		}}},
+		Commit:  abci.ExtendedCommitInfo{Round: 1, Votes: []abci.ExtendedVoteInfo{vote}},
 		Epoch:   2,
 		Samples: []byte{0x09},
 	}
 }
 
 func TestBundleRoundTrip(t *testing.T) {
-	bz, err := Encode(sampleBundle())
+	bz, err := Encode(sampleBundle(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +52,11 @@ func TestAttackBundleBytesNeverDecodeAsATransaction(t *testing.T) {
 	reg := codectypes.NewInterfaceRegistry()
 	std.RegisterInterfaces(reg)
 	decode := tx.DefaultTxDecoder(codec.NewProtoCodec(reg))
-	bz, err := Encode(sampleBundle())
+	bz, err := Encode(sampleBundle(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range [][]byte{bz, Prefix, append(append([]byte{}, Prefix...), 0x0a, 0x00)} {
+	for _, in := range [][]byte{bz, prefix, append(append([]byte{}, prefix...), 0x0a, 0x00)} {
 		if _, err := decode(in); err == nil {
 			t.Fatalf("the transaction decoder accepted %x", in)
 		}
@@ -69,7 +67,7 @@ func TestAttackBundleBytesNeverDecodeAsATransaction(t *testing.T) {
 }
 
 func TestDecodeRejectsAttacks(t *testing.T) {
-	good, err := Encode(sampleBundle())
+	good, err := Encode(sampleBundle(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +76,11 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 		bz   []byte
 		want error
 	}{
-		{"oversized", append(append([]byte{}, Prefix...), make([]byte, MaxBundleSize)...), ErrBadBundle},
-		{"missing prefix", good[len(Prefix):], ErrNotBundle},
+		{"oversized", append(append([]byte{}, prefix...), make([]byte, MaxBundleSize)...), ErrBadBundle},
+		{"missing prefix", good[len(prefix):], ErrNotBundle},
 		{"truncated", good[:len(good)-1], ErrBadBundle},
 		{"unknown field", append(append([]byte{}, good...), 0x20, 0x01), ErrNonCanonical},
-		{"garbage commit", append(append([]byte{}, Prefix...), 0x0a, 0x02, 0xff, 0xff), ErrBadBundle},
+		{"garbage commit", append(append([]byte{}, prefix...), 0x0a, 0x02, 0xff, 0xff), ErrBadBundle},
 	}
 	for _, c := range cases {
 		if _, err := Decode(c.bz); !errors.Is(err, c.want) {
@@ -94,9 +92,9 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 // FuzzDecodeBundle: never panics; whatever it accepts re-encodes to the
 // same bytes.
 func FuzzDecodeBundle(f *testing.F) {
-	good, _ := Encode(sampleBundle())
+	good, _ := Encode(sampleBundle(f))
 	f.Add(good)
-	f.Add(Prefix)
+	f.Add(prefix)
 	f.Fuzz(func(t *testing.T, bz []byte) {
 		b, err := Decode(bz)
 		if err != nil {
@@ -121,12 +119,8 @@ func TestWorstCaseBundleFits(t *testing.T) {
 	ext := bytes.Repeat([]byte{0xaa}, ve.MaxSize(n))
 	b := Bundle{Commit: abci.ExtendedCommitInfo{Round: 1 << 30}, Epoch: 1 << 62, Samples: bytes.Repeat([]byte{0xaa}, verdict.PackedLen(n))}
 	for i := range validators {
-		b.Commit.Votes = append(b.Commit.Votes, abci.ExtendedVoteInfo{
-			Validator:          abci.Validator{Address: bytes.Repeat([]byte{byte(i)}, 20), Power: 1 << 62},
-			VoteExtension:      ext,
-			ExtensionSignature: bytes.Repeat([]byte{7}, 64),
-			BlockIdFlag:        cmtproto.BlockIDFlagCommit,
-		})
+		v := testcommit.New([]byte{byte(i), byte(i >> 8)}, 1<<62)
+		b.Commit.Votes = append(b.Commit.Votes, v.Vote(t, testChain, 1<<62, b.Commit.Round, ext))
 	}
 	bz, err := Encode(b)
 	if err != nil {

@@ -18,8 +18,8 @@ import (
 type KeyLookup func(consAddr []byte) (cmtcrypto.PubKey, error)
 
 // ExtensionCheck verifies an extension made at the commit's height and
-// returns its packed verdicts (nil for an abstention): ve.VerifiedVerdicts
-// bound to that height.
+// returns its packed verdicts (nil for an abstention): the handlers pass
+// ve.Checker.Verdicts, made once for the commit.
 type ExtensionCheck func(ext []byte) ([]byte, error)
 
 // Signed is an extended commit whose every remaining signature verified.

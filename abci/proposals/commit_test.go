@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
-	cmtcrypto "github.com/cometbft/cometbft/crypto"
-	"github.com/cometbft/cometbft/crypto/ed25519"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	cmttypes "github.com/cometbft/cometbft/types"
+
+	"github.com/inferenced/inferenced/abci/internal/testcommit"
 )
 
 const (
@@ -18,33 +18,13 @@ const (
 	testRound  = int32(0)
 )
 
-type validator struct {
-	key   ed25519.PrivKey
-	power int64
-}
-
 // validators: powers 40, 30, 20, 10 (CometBFT order: power descending).
-func validators() []validator {
-	var out []validator
-	for i, p := range []int64{40, 30, 20, 10} {
-		out = append(out, validator{key: ed25519.GenPrivKeyFromSecret([]byte{byte(i)}), power: p})
-	}
-	return out
-}
+func validators() []testcommit.Validator { return testcommit.WithPowers(40, 30, 20, 10) }
 
-func keysOf(vals []validator) KeyLookup {
-	return func(addr []byte) (cmtcrypto.PubKey, error) {
-		for _, v := range vals {
-			if string(v.key.PubKey().Address()) == string(addr) {
-				return v.key.PubKey(), nil
-			}
-		}
-		return nil, errors.New("unknown validator")
-	}
-}
+func keysOf(vals []testcommit.Validator) KeyLookup { return testcommit.Keys(vals) }
 
 // okCheck accepts any extension that starts with 'v' and returns it as
-// verdicts; the real check is ve.VerifiedVerdicts.
+// verdicts; the real check is ve.Checker.Verdicts.
 func okCheck(ext []byte) ([]byte, error) {
 	if len(ext) == 0 {
 		return nil, nil
@@ -55,39 +35,11 @@ func okCheck(ext []byte) ([]byte, error) {
 	return ext, nil
 }
 
-func sign(t *testing.T, v validator, ext []byte, height int64, chain string) []byte {
-	t.Helper()
-	msg, err := extSignBytes(chain, height, testRound, ext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := v.key.Sign(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sig
-}
-
-// signedVote is v's commit vote for the block with extension ext, signed.
-func signedVote(t *testing.T, v validator, ext []byte) abci.ExtendedVoteInfo {
-	t.Helper()
-	return abci.ExtendedVoteInfo{
-		Validator:          abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
-		VoteExtension:      ext,
-		ExtensionSignature: sign(t, v, ext, testHeight, testChain),
-		BlockIdFlag:        cmtproto.BlockIDFlagCommit,
-	}
-}
-
 // commit builds a signed extended commit where every validator voted for
 // the block with extension "v<i>".
-func commit(t *testing.T, vals []validator) abci.ExtendedCommitInfo {
+func commit(t *testing.T, vals []testcommit.Validator) abci.ExtendedCommitInfo {
 	t.Helper()
-	ec := abci.ExtendedCommitInfo{Round: testRound}
-	for i, v := range vals {
-		ec.Votes = append(ec.Votes, signedVote(t, v, []byte{'v', byte(i)}))
-	}
-	return ec
+	return testcommit.Commit(t, testChain, testHeight, testRound, vals, func(i int) []byte { return []byte{'v', byte(i)} })
 }
 
 func check(ec abci.ExtendedCommitInfo, last abci.CommitInfo, keys KeyLookup) (Signed, error) {
@@ -128,20 +80,20 @@ func TestCheckRejectsAttacks(t *testing.T) {
 		prune bool // Prune makes the commit acceptable again
 	}{
 		{"forged signature", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
-			ec.Votes[1].ExtensionSignature = sign(t, vals[0], ec.Votes[1].VoteExtension, testHeight, testChain)
+			ec.Votes[1].ExtensionSignature = vals[0].Sign(t, testChain, testHeight, testRound, ec.Votes[1].VoteExtension)
 		}, nil, "bad extension signature", true},
 		{"tampered extension", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
 			ec.Votes[2].VoteExtension = []byte{'v', 9}
 		}, nil, "bad extension signature", true},
 		{"signed for another height", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
-			ec.Votes[3].ExtensionSignature = sign(t, vals[3], ec.Votes[3].VoteExtension, testHeight-1, testChain)
+			ec.Votes[3].ExtensionSignature = vals[3].Sign(t, testChain, testHeight-1, testRound, ec.Votes[3].VoteExtension)
 		}, nil, "bad extension signature", true},
 		{"signed for another chain", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
-			ec.Votes[3].ExtensionSignature = sign(t, vals[3], ec.Votes[3].VoteExtension, testHeight, "other")
+			ec.Votes[3].ExtensionSignature = vals[3].Sign(t, "other", testHeight, testRound, ec.Votes[3].VoteExtension)
 		}, nil, "bad extension signature", true},
 		{"invalid extension, validly signed", func(ec *abci.ExtendedCommitInfo, _ *abci.CommitInfo) {
 			ec.Votes[3].VoteExtension = []byte{'x'}
-			ec.Votes[3].ExtensionSignature = sign(t, vals[3], ec.Votes[3].VoteExtension, testHeight, testChain)
+			ec.Votes[3].ExtensionSignature = vals[3].Sign(t, testChain, testHeight, testRound, ec.Votes[3].VoteExtension)
 		}, nil, "invalid extension", true},
 		{"validator that has just left", func(*abci.ExtendedCommitInfo, *abci.CommitInfo) {},
 			keysOf(vals[:3]), "unknown validator", true},
@@ -209,12 +161,12 @@ func TestCheckAcceptsSignaturesOverCometBFTSignBytes(t *testing.T) {
 		msg := cmttypes.VoteExtensionSignBytes(testChain, &cmtproto.Vote{
 			Type: cmtproto.PrecommitType, Height: testHeight, Round: 2, Extension: ext,
 		})
-		sig, err := v.key.Sign(msg)
+		sig, err := v.Key.Sign(msg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ec.Votes = append(ec.Votes, abci.ExtendedVoteInfo{
-			Validator:     abci.Validator{Address: v.key.PubKey().Address(), Power: v.power},
+			Validator:     v.Info(),
 			VoteExtension: ext, ExtensionSignature: sig, BlockIdFlag: cmtproto.BlockIDFlagCommit,
 		})
 	}

@@ -98,55 +98,38 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 	}
 }
 
-// attestedGroup is the epoch and group size a commit's extensions attest
-// about, read from state once per proposal.
-type attestedGroup struct {
-	epoch uint64
-	n     int
-}
-
-func (h Handler) attestedGroup(ctx sdk.Context, voteHeight int64) (attestedGroup, error) {
-	epoch, n, err := h.groups.VoteGroup(ctx, voteHeight)
-	if err != nil {
-		return attestedGroup{}, fmt.Errorf("epoch group: %w", err)
-	}
-	return attestedGroup{epoch: epoch, n: n}, nil
-}
-
-// check verifies extensions against the group, each distinct one once.
-func (g attestedGroup) check() ExtensionCheck { return ve.NewChecker(g.epoch, g.n).Verdicts }
-
-// samples computes the packed attested samples of a checked commit.
-func (g attestedGroup) samples(signed Signed) ([]byte, error) {
-	got, err := aggregate.Aggregate(signed.Votes, g.n)
+// samples computes the packed attested samples of a checked commit for a
+// group of n.
+func samples(signed Signed, n int) ([]byte, error) {
+	got, err := aggregate.Aggregate(signed.Votes, n)
 	if err != nil {
 		return nil, err
 	}
-	return aggregate.Pack(got, g.n)
+	return aggregate.Pack(got, n)
 }
 
 func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
 	voteHeight := height - 1
-	g, err := h.attestedGroup(ctx, voteHeight)
+	checker := ve.NewChecker(ctx, h.groups, voteHeight)
+	epoch, n, err := checker.Group()
 	if err != nil {
 		return nil, err
 	}
 	keys := h.keys(ctx)
-	check := g.check()
-	pruned := Prune(local, ctx.ChainID(), voteHeight, keys, check)
+	pruned := Prune(local, ctx.ChainID(), voteHeight, keys, checker.Verdicts)
 	if dropped := countPruned(local, pruned); dropped > 0 {
-		telemetry.IncrCounter(float32(dropped), "health_bundle", "pruned_extensions")
+		telemetry.IncrCounter(float32(dropped), ve.MetricKey("pruned_extensions")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 		h.logger.Debug("pruned invalid vote extensions", "height", height, "count", dropped)
 	}
-	signed, err := Check(pruned, CommitInfoOf(pruned), ctx.ChainID(), voteHeight, keys, check)
+	signed, err := Check(pruned, CommitInfoOf(pruned), ctx.ChainID(), voteHeight, keys, checker.Verdicts)
 	if err != nil {
 		return nil, err
 	}
-	packed, err := g.samples(signed)
+	packed, err := samples(signed, n)
 	if err != nil {
 		return nil, err
 	}
-	bz, err := Encode(Bundle{Commit: pruned, Epoch: g.epoch, Samples: packed})
+	bz, err := Encode(Bundle{Commit: pruned, Epoch: epoch, Samples: packed})
 	if err != nil {
 		return nil, err
 	}
@@ -168,11 +151,15 @@ func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
 	return func(ctx sdk.Context, req *abci.RequestProcessProposal) (*abci.ResponseProcessProposal, error) {
 		txs := req.Txs
 		if ExtensionsEnabled(ctx, req.Height) {
-			if len(txs) == 0 || !IsBundle(txs[0]) {
+			b, found, err := Find(txs)
+			if !found {
 				h.logger.Info("rejecting proposal without a health bundle", "height", req.Height)
 				return reject, nil
 			}
-			if err := h.verify(ctx, req.Height, txs[0], req.ProposedLastCommit); err != nil {
+			if err == nil {
+				err = h.verify(ctx, req.Height, b, req.ProposedLastCommit)
+			}
+			if err != nil {
 				h.logger.Info("rejecting proposal with a bad health bundle", "height", req.Height, "err", err)
 				return reject, nil
 			}
@@ -190,29 +177,27 @@ func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
 	}
 }
 
-func (h Handler) verify(ctx sdk.Context, height int64, tx []byte, last abci.CommitInfo) error {
-	b, err := Decode(tx)
-	if err != nil {
-		return err
-	}
+// verify re-checks a decoded bundle against the block's last commit.
+func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.CommitInfo) error {
 	if isEmpty(b) {
-		telemetry.IncrCounter(1, "health_bundle", "empty")
+		telemetry.IncrCounter(1, ve.MetricKey("empty_bundles")...)
 		return nil
 	}
 	voteHeight := height - 1
-	g, err := h.attestedGroup(ctx, voteHeight)
+	checker := ve.NewChecker(ctx, h.groups, voteHeight)
+	epoch, n, err := checker.Group()
 	if err != nil {
 		return err
 	}
-	signed, err := Check(b.Commit, last, ctx.ChainID(), voteHeight, h.keys(ctx), g.check())
+	signed, err := Check(b.Commit, last, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Verdicts)
 	if err != nil {
 		return err
 	}
-	packed, err := g.samples(signed)
+	packed, err := samples(signed, n)
 	if err != nil {
 		return err
 	}
-	if g.epoch != b.Epoch || string(packed) != string(b.Samples) {
+	if epoch != b.Epoch || string(packed) != string(b.Samples) {
 		return errors.New("samples do not follow from the commit")
 	}
 	return nil

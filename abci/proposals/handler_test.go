@@ -12,6 +12,7 @@ import (
 	"cosmossdk.io/log"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
@@ -49,10 +50,9 @@ func enabledCtx(enable int64) sdk.Context {
 // healthCommit: all four validators sign a real extension for epoch 3 over
 // two executors: everyone says executor 0 missed; executor 1 is ok for the
 // two largest only (70 of 100).
-func healthCommit(t *testing.T, vals []validator) abci.ExtendedCommitInfo {
+func healthCommit(t *testing.T, vals []testcommit.Validator) abci.ExtendedCommitInfo {
 	t.Helper()
-	ec := abci.ExtendedCommitInfo{Round: testRound}
-	for i, v := range vals {
+	return testcommit.Commit(t, testChain, testHeight, testRound, vals, func(i int) []byte {
 		second := verdict.Unknown
 		if i < 2 {
 			second = verdict.OK
@@ -65,12 +65,11 @@ func healthCommit(t *testing.T, vals []validator) abci.ExtendedCommitInfo {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ec.Votes = append(ec.Votes, signedVote(t, v, ext))
-	}
-	return ec
+		return ext
+	})
 }
 
-func newTestHandler(vals []validator, r *recorder) Handler {
+func newTestHandler(vals []testcommit.Validator, r *recorder) Handler {
 	return NewHandler(r.prepare, r.process, group{epoch: 3, n: 2},
 		func(sdk.Context) KeyLookup { return keysOf(vals) }, log.NewNopLogger())
 }
@@ -168,7 +167,7 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 		{"proposer claims another epoch", [][]byte{otherEpochBz}},
 		{"proposer swaps an extension", [][]byte{tamperedBz}},
 		{"proposer prunes honest extensions below 2/3", [][]byte{prunedBz}},
-		{"garbage behind the prefix", [][]byte{append(append([]byte{}, Prefix...), 0xff)}},
+		{"garbage behind the prefix", [][]byte{append(append([]byte{}, prefix...), 0xff)}},
 	}
 	for _, c := range cases {
 		if got := process(t, h, c.txs, last); got != abci.ResponseProcessProposal_REJECT {

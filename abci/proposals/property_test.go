@@ -1,15 +1,15 @@
 package proposals
 
 import (
-	"bytes"
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
-	"github.com/cometbft/cometbft/crypto/ed25519"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 
+	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -30,28 +30,23 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 	for run := range 300 {
 		nVals, n := 4+rng.IntN(20), 1+rng.IntN(12)
 		type member struct {
-			v   validator
+			v   testcommit.Validator
 			byz bool
 		}
 		var set []member
 		var total, byzPower int64
 		for i := range nVals {
-			m := member{v: validator{key: ed25519.GenPrivKeyFromSecret([]byte{byte(run), byte(run >> 8), byte(i)}), power: 1 + rng.Int64N(100)}}
-			total += m.v.power
+			m := member{v: testcommit.New([]byte{byte(run), byte(run >> 8), byte(i)}, 1+rng.Int64N(100))}
+			total += m.v.Power
 			set = append(set, m)
 		}
 		for _, i := range rng.Perm(nVals) {
-			if 3*(byzPower+set[i].v.power) < total && rng.IntN(2) == 0 {
+			if 3*(byzPower+set[i].v.Power) < total && rng.IntN(2) == 0 {
 				set[i].byz = true
-				byzPower += set[i].v.power
+				byzPower += set[i].v.Power
 			}
 		}
-		slices.SortFunc(set, func(a, b member) int {
-			if a.v.power != b.v.power {
-				return int(b.v.power - a.v.power)
-			}
-			return bytes.Compare(a.v.key.PubKey().Address(), b.v.key.PubKey().Address())
-		})
+		slices.SortFunc(set, func(a, b member) int { return testcommit.Compare(a.v, b.v) })
 		truth := make([]verdict.Verdict, n)
 		unanimous := make([]bool, n)
 		for e := range truth {
@@ -60,18 +55,18 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 		var ec abci.ExtendedCommitInfo
 		var commitPower int64
 		honestVoted := make([][3]bool, n)
-		var vals []validator
+		var vals []testcommit.Validator
 		for _, i := range rng.Perm(nVals) {
 			vals = append(vals, set[i].v)
 		}
 		for _, m := range set {
-			vote := abci.ExtendedVoteInfo{Validator: abci.Validator{Address: m.v.key.PubKey().Address(), Power: m.v.power}}
+			vote := abci.ExtendedVoteInfo{Validator: m.v.Info()}
 			if 3*commitPower >= 2*total && rng.IntN(3) == 0 {
 				vote.BlockIdFlag = cmtproto.BlockIDFlagAbsent
 				ec.Votes = append(ec.Votes, vote)
 				continue
 			}
-			commitPower += m.v.power
+			commitPower += m.v.Power
 			vs := make([]verdict.Verdict, n)
 			for e := range vs {
 				switch {
@@ -99,11 +94,11 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 					ext = nil // abstains
 				}
 			}
-			vote = signedVote(t, signer, ext)
-			vote.Validator = abci.Validator{Address: m.v.key.PubKey().Address(), Power: m.v.power}
+			vote = signer.Vote(t, testChain, testHeight, testRound, ext)
+			vote.Validator = m.v.Info()
 			ec.Votes = append(ec.Votes, vote)
 		}
-		check := ve.NewChecker(epoch, n).Verdicts
+		check := ve.NewChecker(context.Background(), group{epoch: epoch, n: n}, testHeight).Verdicts
 		pruned := Prune(ec, testChain, testHeight, keysOf(vals), check)
 		signed, err := Check(pruned, CommitInfoOf(ec), testChain, testHeight, keysOf(vals), check)
 		if err != nil {

@@ -63,10 +63,10 @@ func healthBundleCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("block %d: %w", height, err)
 			}
-			if len(block.Block.Txs) == 0 || !proposals.IsBundle(block.Block.Txs[0]) {
+			b, found, err := proposals.Find(block.Block.Txs.ToSliceOfBytes())
+			if !found {
 				return fmt.Errorf("block %d has no health bundle (vote extensions off at that height?)", height)
 			}
-			b, err := proposals.Decode(block.Block.Txs[0])
 			if err != nil {
 				return err
 			}

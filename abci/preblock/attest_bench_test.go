@@ -1,19 +1,17 @@
-package keeper_test
+package preblock_test
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 	"time"
 
-	abci "github.com/cometbft/cometbft/abci/types"
 	"github.com/cometbft/cometbft/crypto/ed25519"
-	"github.com/cometbft/cometbft/libs/protoio"
-	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
+	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -21,8 +19,9 @@ import (
 // BenchmarkAttestationBlock is one block's attestation work at 150
 // validators x 1,000 executors, against the signature checks that
 // baseapp.ValidateVoteExtensions already does on the same commit: verify
-// each extension (decode, canonical, epoch, length), aggregate, map the
-// samples to executors and apply them to the breaker. 1% of the executors
+// each extension (ve.Checker: decode, canonical, epoch, length), aggregate,
+// map the samples to executors and apply them to the breaker, as
+// ProcessProposal and this package's pre-blocker do. 1% of the executors
 // are reported missed. The ratio metric is ours / signatures (goal <= 0.10).
 func BenchmarkAttestationBlock(b *testing.B) {
 	b.Run("identical-extensions", func(b *testing.B) { benchAttestation(b, false) })
@@ -33,8 +32,8 @@ func BenchmarkAttestationBlock(b *testing.B) {
 // executor unknown than the next, so no two extensions are equal (the
 // worst case for the tally).
 func benchAttestation(b *testing.B, distinct bool) {
-	const validators, height = 150, int64(2)
-	k, ctx, _ := benchNetwork(b, 1000, nil)
+	const validators, height, chainID = 150, int64(2), "bench"
+	k, ctx, _ := keepertest.Network(b, 1000, breakerParams(), nil)
 	epoch, n, err := k.VoteGroup(ctx, height)
 	require.NoError(b, err)
 	vs := make([]verdict.Verdict, n)
@@ -44,7 +43,12 @@ func benchAttestation(b *testing.B, distinct bool) {
 			vs[i] = verdict.Miss
 		}
 	}
-	extFor := func(i int) []byte {
+	vals := make([]testcommit.Validator, validators)
+	for i := range vals {
+		vals[i] = testcommit.New([]byte{byte(i), byte(i >> 8)}, 100)
+	}
+	// Equal powers: CometBFT orders the votes by address.
+	commit := testcommit.Commit(b, chainID, height, 0, vals, func(i int) []byte {
 		own := slices.Clone(vs)
 		if distinct {
 			own[500+i] = verdict.Unknown
@@ -54,34 +58,20 @@ func benchAttestation(b *testing.B, distinct bool) {
 		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed})
 		require.NoError(b, err)
 		return ext
-	}
-	signBytes := func(e []byte) []byte {
-		bz, err := protoio.MarshalDelimited(&cmtproto.CanonicalVoteExtension{Extension: e, Height: height, ChainId: "bench"})
+	})
+	keys := make([]ed25519.PubKey, len(commit.Votes))
+	lookup := testcommit.Keys(vals)
+	for i, v := range commit.Votes {
+		pk, err := lookup(v.Validator.Address)
 		require.NoError(b, err)
-		return bz
+		keys[i] = pk.(ed25519.PubKey)
 	}
-	type signedVote struct {
-		key ed25519.PubKey
-		vi  abci.ExtendedVoteInfo
-	}
-	var votes []signedVote
-	for i := range validators {
-		priv := ed25519.GenPrivKeyFromSecret([]byte{byte(i), byte(i >> 8)})
-		ext := extFor(i)
-		sig, err := priv.Sign(signBytes(ext))
-		require.NoError(b, err)
-		votes = append(votes, signedVote{key: priv.PubKey().(ed25519.PubKey), vi: abci.ExtendedVoteInfo{
-			Validator: abci.Validator{Address: priv.PubKey().Address(), Power: 100}, VoteExtension: ext,
-			ExtensionSignature: sig, BlockIdFlag: cmtproto.BlockIDFlagCommit,
-		}})
-	}
-	slices.SortFunc(votes, func(a, c signedVote) int { return bytes.Compare(a.vi.Validator.Address, c.vi.Validator.Address) })
 
 	var sigs, ours time.Duration
 	for b.Loop() {
 		start := time.Now()
-		for _, v := range votes {
-			if !v.key.VerifySignature(signBytes(v.vi.VoteExtension), v.vi.ExtensionSignature) {
+		for i, v := range commit.Votes {
+			if !keys[i].VerifySignature(testcommit.SignBytes(chainID, height, commit.Round, v.VoteExtension), v.ExtensionSignature) {
 				b.Fatal("signature")
 			}
 		}
@@ -89,16 +79,16 @@ func benchAttestation(b *testing.B, distinct bool) {
 
 		block, _ := ctx.WithBlockHeight(height + 1).CacheContext()
 		start = time.Now()
-		e, size, err := k.VoteGroup(block, height)
+		checker := ve.NewChecker(block, k, height)
+		e, size, err := checker.Group()
 		require.NoError(b, err)
-		agg := make([]aggregate.Vote, 0, len(votes))
-		checker := ve.NewChecker(e, size)
-		for _, v := range votes {
-			verdicts, err := checker.Verdicts(v.vi.VoteExtension)
+		agg := make([]aggregate.Vote, 0, len(commit.Votes))
+		for _, v := range commit.Votes {
+			verdicts, err := checker.Verdicts(v.VoteExtension)
 			if err != nil {
 				b.Fatal(err)
 			}
-			agg = append(agg, aggregate.Vote{Power: v.vi.Validator.Power, Verdicts: verdicts})
+			agg = append(agg, aggregate.Vote{Power: v.Validator.Power, Verdicts: verdicts})
 		}
 		samples, err := aggregate.Aggregate(agg, size)
 		require.NoError(b, err)

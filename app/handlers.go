@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+
+	cmtcrypto "github.com/cometbft/cometbft/crypto"
+	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
+
+	"cosmossdk.io/log"
+	"github.com/cosmos/cosmos-sdk/baseapp"
+	servertypes "github.com/cosmos/cosmos-sdk/server/types"
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/abci/preblock"
+	"github.com/inferenced/inferenced/abci/proposals"
+	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/monitor"
+)
+
+// setHandlers installs the ABCI++ handlers of health attestation: the
+// pre-blocker around the module manager's (the breaker's step with the
+// block's attested samples), and the vote-extension and proposal handlers
+// around the SDK defaults, with the health monitor behind ExtendVote when
+// app.toml enables it. It must run before the app is loaded.
+func (app *App) setHandlers(opts servertypes.AppOptions, logger log.Logger) error {
+	app.SetPreBlocker(preblock.NewHandler(app.InferenceKeeper).WrappedPreBlocker(app.ModuleManager))
+
+	cfg, err := monitor.ReadConfig(opts)
+	if err != nil {
+		return err
+	}
+	var snapshots ve.Snapshotter
+	if cfg.Enabled {
+		m, err := monitor.New(cfg, app.epochGroupSource, logger.With("module", "health-monitor"))
+		if err != nil {
+			return err
+		}
+		app.healthMonitor = monitor.NewLazy(m)
+		snapshots = app.healthMonitor
+	}
+	votes := ve.NewHandler(app.InferenceKeeper, snapshots, logger.With("module", "health-ve"))
+	extend, err := app.lyingVotes(votes.ExtendVote(), logger)
+	if err != nil {
+		return err
+	}
+	app.SetExtendVoteHandler(extend)
+	app.SetVerifyVoteExtensionHandler(votes.VerifyVoteExtension())
+	inner := baseapp.NewDefaultProposalHandler(app.Mempool(), app)
+	props := proposals.NewHandler(inner.PrepareProposalHandler(), inner.ProcessProposalHandler(),
+		app.InferenceKeeper, app.consensusKeys, logger.With("module", "health-proposals"))
+	app.SetPrepareProposal(props.PrepareProposal())
+	app.SetProcessProposal(props.ProcessProposal())
+	return nil
+}
+
+// epochGroupSource gives the monitor the group of the last committed block.
+func (app *App) epochGroupSource(context.Context) (monitor.Group, error) {
+	ctx, err := app.CreateQueryContext(0, false)
+	if err != nil {
+		return monitor.Group{}, err
+	}
+	g, err := app.InferenceKeeper.EpochGroup(ctx)
+	if err != nil {
+		return monitor.Group{}, err
+	}
+	out := monitor.Group{Epoch: g.EpochIndex, Members: make([]monitor.Member, len(g.Members))}
+	for i, m := range g.Members {
+		out.Members[i] = monitor.Member{Address: m.Address, URL: m.InferenceUrl}
+	}
+	return out, nil
+}
+
+// consensusKeys looks validators' consensus keys up in staking.
+func (app *App) consensusKeys(ctx sdk.Context) proposals.KeyLookup {
+	return func(addr []byte) (cmtcrypto.PubKey, error) {
+		pk, err := app.StakingKeeper.GetPubKeyByConsAddr(ctx, sdk.ConsAddress(addr))
+		if err != nil {
+			return nil, err
+		}
+		return cryptoenc.PubKeyFromProto(pk)
+	}
+}

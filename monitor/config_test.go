@@ -1,0 +1,80 @@
+package monitor
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// appToml renders ConfigTemplate for cfg, as the node's init does, and
+// reads it back as the node does.
+func appToml(t *testing.T, cfg Config) *viper.Viper {
+	t.Helper()
+	tmpl, err := template.New("app.toml").Parse(ConfigTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, struct{ HealthMonitor Config }{cfg}); err != nil {
+		t.Fatal(err)
+	}
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(&out); err != nil {
+		t.Fatalf("rendered template is not valid TOML: %v\n%s", err, out.String())
+	}
+	return v
+}
+
+// Every field of Config has a key and one commented line in the template,
+// in field order, and what the template writes reads back to the same
+// configuration.
+func TestConfigTemplateCoversEveryKey(t *testing.T) {
+	fields := reflect.VisibleFields(reflect.TypeFor[Config]())
+	if len(fields) != len(help) {
+		t.Fatalf("%d fields, %d template entries", len(fields), len(help))
+	}
+	for i, f := range fields {
+		if help[i].field != f.Name || f.Tag.Get("mapstructure") == "" {
+			t.Errorf("field %d: %s (tag %q), template entry %s", i, f.Name, f.Tag.Get("mapstructure"), help[i].field)
+		}
+		if !strings.Contains(ConfigTemplate, "\n"+name(f.Name)+" = ") {
+			t.Errorf("template has no %s", name(f.Name))
+		}
+	}
+	custom := Config{Enabled: false, ProbeInterval: 2 * time.Second, ProbeTimeout: time.Second, VerdictTTL: 9 * time.Second,
+		MaxConcurrency: 7, HealthPath: "/healthz", AllowPrivate: true}
+	for _, cfg := range []Config{DefaultConfig(), custom} {
+		got, err := ReadConfig(appToml(t, cfg))
+		if err != nil || got != cfg {
+			t.Errorf("wrote %+v, read %+v (%v)", cfg, got, err)
+		}
+	}
+}
+
+type options map[string]any
+
+func (o options) Get(key string) any { return o[key] }
+
+func TestReadConfig(t *testing.T) {
+	got, err := ReadConfig(options{})
+	if err != nil || got != DefaultConfig() {
+		t.Fatalf("no options: %+v %v", got, err)
+	}
+	got, err = ReadConfig(options{"health-monitor.enabled": false, "health-monitor.probe-interval": "250ms",
+		"health-monitor.max-concurrency": "4", "health-monitor.allow-private": "true"})
+	want := DefaultConfig()
+	want.Enabled, want.ProbeInterval, want.MaxConcurrency, want.AllowPrivate = false, 250*time.Millisecond, 4, true
+	if err != nil || got != want {
+		t.Fatalf("got %+v %v, want %+v", got, err, want)
+	}
+	_, err = ReadConfig(options{"health-monitor.probe-interval": "10ms"})
+	if err == nil || !strings.HasPrefix(err.Error(), "app.toml: health-monitor.probe-interval must be") {
+		t.Fatalf("invalid interval: %v", err)
+	}
+}

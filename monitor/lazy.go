@@ -1,0 +1,41 @@
+package monitor
+
+import (
+	"sync"
+
+	"github.com/inferenced/inferenced/x/inference/verdict"
+)
+
+// Lazy starts a monitor on its first snapshot, that is on the node's first
+// vote extension, so that it probes only in a node that votes (not in CLI
+// commands that build the app), and stops it on Stop.
+type Lazy struct {
+	m       *Monitor
+	once    sync.Once
+	mu      sync.Mutex
+	started bool
+}
+
+// NewLazy wraps m, which must not have been started.
+func NewLazy(m *Monitor) *Lazy { return &Lazy{m: m} }
+
+// Snapshot starts the monitor the first time, then is m.Snapshot.
+func (l *Lazy) Snapshot(epoch uint64, n int) ([]verdict.Verdict, error) {
+	l.once.Do(func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.m.Start()
+		l.started = true
+	})
+	return l.m.Snapshot(epoch, n)
+}
+
+// Stop stops the monitor if a snapshot has started it.
+func (l *Lazy) Stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started {
+		l.m.Stop()
+		l.started = false
+	}
+}

@@ -1,0 +1,38 @@
+package monitor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"cosmossdk.io/log"
+)
+
+// The monitor of a node starts on its first vote extension's snapshot,
+// never before, and stops on close.
+func TestLazyStartsOnTheFirstSnapshot(t *testing.T) {
+	calls := 0
+	m, err := New(testConfig(), func(ctx context.Context) (Group, error) {
+		calls++
+		return Group{Epoch: 1}, nil
+	}, log.NewNopLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLazy(m)
+	l.Stop() // never started: nothing to stop
+	time.Sleep(150 * time.Millisecond)
+	if calls != 0 {
+		t.Fatal("the monitor probed before any snapshot")
+	}
+	_, _ = l.Snapshot(1, 0) // may come before the first probe round: refused, the caller abstains
+	l.Stop()
+	if m.cancel == nil {
+		t.Fatal("the snapshot did not start the monitor")
+	}
+	select {
+	case <-m.done:
+	default:
+		t.Fatal("Stop left the monitor running")
+	}
+}
