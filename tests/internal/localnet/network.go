@@ -82,9 +82,6 @@ func (n *Net) environ() []string {
 	return append(env, n.cfg.env()...)
 }
 
-// Config is the network's configuration.
-func (n *Net) Config() Config { return n.cfg }
-
 // startWatchdog stops the network if this test process dies without running
 // its cleanups (a `go test -timeout` kill): the nodes run in their own
 // sessions and would otherwise outlive it.
