@@ -30,7 +30,8 @@ func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
 	}
 	boundary := ln.Atoi(t, epoch.Next)
 	n.WaitHeight(ln.Atoi(t, epoch.Epoch.StartHeight)+12, time.Minute) // exclusion + cooldown past the boundary
-	o := n.Outage(1).Dark().AwaitExclusion(0, time.Minute).Up()       // back up at once
+	// Back up at once: only the cooldown keeps it out past the boundary.
+	o := n.Outage(1).Dark().AwaitExclusion(0, time.Minute).Up()
 	darkAt, out := o.DarkAt, o.Exclusion
 	eligible := ln.Atoi(t, out.EligibleHeight)
 	if eligible <= boundary {
