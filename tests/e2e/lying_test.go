@@ -16,6 +16,7 @@ import (
 // executor is never excluded, the dead one is still excluded within 3
 // blocks, and blocks keep coming at their pace.
 func TestOneLyingValidatorOfFour(t *testing.T) {
+	skipShort(t) // before the build
 	lying := ln.BuildLying(t)
 	modeFile := filepath.Join(t.TempDir(), "lie-mode")
 	cfg := ln.DefaultConfig()

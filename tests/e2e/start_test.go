@@ -23,10 +23,17 @@ const maxBlocksToExclusion = 3
 // range).
 func start(t *testing.T, cfg ln.Config) *ln.Net {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a 4-validator network; run without -short")
-	}
+	skipShort(t)
 	begin := time.Now()
 	t.Cleanup(func() { t.Logf("wall time: %s", time.Since(begin).Round(time.Second)) })
 	return ln.Start(t, cfg)
+}
+
+// skipShort skips under -short: every scenario runs a 4-validator network.
+// A scenario that builds a binary before start calls it first.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a 4-validator network; run without -short")
+	}
 }
