@@ -13,12 +13,13 @@ import (
 // every node then reports the same app hash at every height compared, and
 // the restarted node holds the same breaker state as the others.
 func TestValidatorCrashAndRestart(t *testing.T) {
-	n := start(t, 4000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
-		"CB_INITIAL_COOLDOWN=60", "CB_MAX_COOLDOWN=64")
-	dead := n.KeyAddress("exec1")
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 4000
+	cfg.InitialCooldown = 60
+	n := start(t, cfg)
+	dead := n.ExecutorAddr(1)
 	n.WaitHeight(5, time.Minute)
-	n.GoDark(1)
-	excluded := n.WaitHealth(dead, "exclusion", time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
+	excluded := n.Outage(1).Dark().AwaitExclusion(0, time.Minute).Exclusion
 
 	n.Kill(2)
 	killedAt := n.Height()
@@ -77,7 +78,7 @@ func TestValidatorCrashAndRestart(t *testing.T) {
 			t.Errorf("node %d breaker state %+v, node 0 %+v", i, states[i], states[0])
 		}
 	}
-	if states[2].State != "HEALTH_STATE_EXCLUDED" || states[2].ExcludedAt != excluded.ExcludedAt {
+	if states[2].State != ln.Excluded || states[2].ExcludedAt != excluded.ExcludedAt {
 		t.Errorf("restarted node lost the exclusion: %+v", states[2])
 	}
 }

@@ -14,37 +14,28 @@ import (
 // while its probe inference fails; once inferences succeed again, the
 // probe inference finishing does.
 func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
-	n := start(t, 2500, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms",
-		"EPOCH_LENGTH=1000", "CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50")
-	bad := n.KeyAddress("exec1")
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 2500
+	cfg.ExpirationBlocks, cfg.SPRTThreshold = 3, 50
+	n := start(t, cfg)
+	bad := n.ExecutorAddr(1)
 	load := n.StartLoad(4, "degraded", 8*time.Minute)
 	n.WaitHeight(n.Height()+4, time.Minute)
 
-	failAt := n.Height()
-	n.Control(1, "/control/fail?pct=40")
-	first := n.WaitHealth(bad, "exclusion on traffic misses", 3*time.Minute, func(h ln.HealthJSON) bool {
-		return h.State == "HEALTH_STATE_EXCLUDED"
-	})
-	E1 := ln.Atoi(t, first.ExcludedAt)
+	o := n.Outage(1).Fail(40).AwaitExclusion(0, 3*time.Minute)
+	failAt, E1 := o.DarkAt, o.ExcludedAt
 	// Every inference now fails, so the probe does too; health checks pass.
-	n.Control(1, "/control/fail?pct=100")
-	second := n.WaitHealth(bad, "re-exclusion after a failed probe", 3*time.Minute, func(h ln.HealthJSON) bool {
-		return h.State == "HEALTH_STATE_EXCLUDED" && h.Exclusions == 2
-	})
-	E2 := ln.Atoi(t, second.ExcludedAt)
-	n.Control(1, "/control/fail?pct=0")
-	back := n.WaitHealth(bad, "recovery", 3*time.Minute, func(h ln.HealthJSON) bool {
-		return h.State == "HEALTH_STATE_HEALTHY" && ln.Atoi(t, h.SinceHeight) > E2
-	})
+	o.Fail(100).AwaitExclusion(2, 3*time.Minute) // re-excluded after a failed probe
+	E2 := o.ExcludedAt
+	back := o.Fail(0).AwaitRecovery(3 * time.Minute).Recovery
 	load.Stop()
 
 	var path []string
 	restoredEarly := false
 	for h := E1; h <= ln.Atoi(t, back.SinceHeight); h++ {
 		for _, ev := range n.TransitionEvents(h, bad) {
-			path = append(path, ev["height"]+" "+strings.TrimPrefix(ev["to"], "HEALTH_STATE_")+" ("+
-				strings.TrimPrefix(ev["reason"], "HEALTH_REASON_")+", "+strings.TrimPrefix(ev["kind"], "SAMPLE_KIND_")+")")
-			if ev["to"] == "HEALTH_STATE_HEALTHY" && h < ln.Atoi(t, back.SinceHeight) {
+			path = append(path, ev["height"]+" "+ln.Short(ev["to"])+" ("+ln.Short(ev["reason"])+", "+ln.Short(ev["kind"])+")")
+			if ev["to"] == ln.Healthy && h < ln.Atoi(t, back.SinceHeight) {
 				restoredEarly = true
 			}
 		}
@@ -63,7 +54,7 @@ func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
 	t.Logf("  transitions: %s", strings.Join(path, " → "))
 	t.Logf("  HEALTHY at %s by %s", back.SinceHeight, back.Reason)
 
-	if first0["kind"] != "SAMPLE_KIND_TRAFFIC" {
+	if first0["kind"] != ln.Traffic {
 		t.Errorf("first exclusion on %s evidence, want traffic", first0["kind"])
 	}
 	if restoredEarly {
@@ -72,7 +63,7 @@ func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
 	if attestedOK == 0 {
 		t.Errorf("no attested ok sample while it was out: the health checks should pass")
 	}
-	if back.Reason != "HEALTH_REASON_PROBE_SUCCEEDED" {
+	if back.Reason != ln.ProbeSucceeded {
 		t.Errorf("restored by %s, want the probe inference", back.Reason)
 	}
 }

@@ -13,9 +13,11 @@ import (
 // the next epoch, and the breaker holds nothing on anyone.
 func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
 	const epochLength, cooldown = 40, 30
-	n := start(t, 3500, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms",
-		fmt.Sprintf("EPOCH_LENGTH=%d", epochLength), fmt.Sprintf("CB_INITIAL_COOLDOWN=%d", cooldown), "CB_MAX_COOLDOWN=35")
-	dead := n.KeyAddress("exec1")
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 3500
+	cfg.EpochLength, cfg.InitialCooldown, cfg.MaxCooldown = epochLength, cooldown, 35
+	n := start(t, cfg)
+	dead := n.ExecutorAddr(1)
 	var epoch struct {
 		Epoch struct {
 			Index       string `json:"index"`
@@ -28,9 +30,9 @@ func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
 	}
 	boundary := ln.Atoi(t, epoch.Next)
 	n.WaitHeight(ln.Atoi(t, epoch.Epoch.StartHeight)+12, time.Minute) // exclusion + cooldown past the boundary
-	darkAt := n.GoDark(1)
-	out := n.WaitHealth(dead, "exclusion", time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
-	n.Control(1, "/control/up")
+	// Back up at once: only the cooldown keeps it out past the boundary.
+	o := n.Outage(1).Dark().AwaitExclusion(0, time.Minute).Up()
+	darkAt, out := o.DarkAt, o.Exclusion
 	eligible := ln.Atoi(t, out.EligibleHeight)
 	if eligible <= boundary {
 		t.Fatalf("excluded at %s, eligible at %d: not past the boundary at %d; lengthen the cooldown", out.ExcludedAt, eligible, boundary)
@@ -62,10 +64,10 @@ func TestEpochBoundaryClearsTheBreaker(t *testing.T) {
 		epochLength, boundary, darkAt, out.ExcludedAt, out.CooldownBlocks, eligible)
 	t.Logf("  block %d (last of the epoch): %s, %d exclusions", boundary-1, before.State, before.Exclusions)
 	t.Logf("  block %d (new epoch):        %s, %d exclusions; non-healthy executors on the 4 nodes at %d: %d", boundary, after.State, after.Exclusions, boundary, len(left))
-	if before.State != "HEALTH_STATE_EXCLUDED" {
+	if before.State != ln.Excluded {
 		t.Errorf("before the boundary: %s, want still EXCLUDED", before.State)
 	}
-	if after.State != "HEALTH_STATE_HEALTHY" || after.Exclusions != 0 || after.ExcludedAt != "0" && after.ExcludedAt != "" {
+	if after.State != ln.Healthy || after.Exclusions != 0 || after.ExcludedAt != "0" && after.ExcludedAt != "" {
 		t.Errorf("after the boundary: %+v, want HEALTHY with no record", after)
 	}
 	if len(left) != 0 {

@@ -1,10 +1,7 @@
 package e2e_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +16,9 @@ import (
 // with invalid params is refused at submission with the rule it breaks,
 // and changes nothing.
 func TestGovernanceChangesHealthParams(t *testing.T) {
-	n := start(t, 4500, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
-		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64")
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 4500
+	n := start(t, cfg)
 	n.WaitHeight(3, time.Minute)
 	gov := n.GovAddress()
 	params := func(height int64) map[string]any {
@@ -41,19 +39,8 @@ func TestGovernanceChangesHealthParams(t *testing.T) {
 		for k, v := range change {
 			p[k] = v
 		}
-		body, err := json.Marshal(map[string]any{
-			"messages": []any{map[string]any{"@type": "/inferenced.inference.v1.MsgUpdateParams",
-				"authority": gov, "params": p}},
-			"deposit": "10000stake", "title": name, "summary": name,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), name+".json")
-		if err := os.WriteFile(path, body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
+		return n.ProposalFile(name, name, map[string]any{"@type": "/inferenced.inference.v1.MsgUpdateParams",
+			"authority": gov, "params": p})
 	}
 
 	// Invalid: min samples 0. Refused before any vote, state unchanged.
@@ -69,38 +56,7 @@ func TestGovernanceChangesHealthParams(t *testing.T) {
 
 	// Valid: the first cooldown 8 -> 12.
 	submitted := n.Height()
-	if code, log := n.Tx("val0", "gov", "submit-proposal", proposal("cooldown", map[string]any{"health_cb_initial_cooldown_blocks": "12"})); code != 0 {
-		t.Fatalf("submit: code %d: %s", code, log)
-	}
-	var id struct {
-		Proposals []struct {
-			ID string `json:"id"`
-		} `json:"proposals"`
-	}
-	if err := n.Query(&id, "gov", "proposals"); err != nil || len(id.Proposals) == 0 {
-		t.Fatalf("proposals: %v %+v", err, id)
-	}
-	pid := id.Proposals[len(id.Proposals)-1].ID
-	for _, v := range []string{"val0", "val1", "val2", "val3"} {
-		if code, log := n.Tx(v, "gov", "vote", pid, "yes"); code != 0 {
-			t.Fatalf("vote of %s: code %d: %s", v, code, log)
-		}
-	}
-	var status struct {
-		Proposal struct {
-			Status       string `json:"status"`
-			VotingEnd    string `json:"voting_end_time"`
-			FailedReason string `json:"failed_reason"`
-		} `json:"proposal"`
-	}
-	for deadline := time.Now().Add(90 * time.Second); status.Proposal.Status != "PROPOSAL_STATUS_PASSED"; time.Sleep(time.Second) {
-		if time.Now().After(deadline) {
-			t.Fatalf("proposal %s not passed in 90 s: %+v", pid, status.Proposal)
-		}
-		if err := n.Query(&status, "gov", "proposal", pid); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pid := n.PassProposal(proposal("cooldown", map[string]any{"health_cb_initial_cooldown_blocks": "12"}), 90*time.Second)
 	// The block that executed it: the first whose state has the new value.
 	var executed int64
 	for h := submitted; h <= n.Height(); h++ {
@@ -110,9 +66,7 @@ func TestGovernanceChangesHealthParams(t *testing.T) {
 		}
 	}
 	// The next exclusion uses it.
-	dead := n.KeyAddress("exec1")
-	n.GoDark(1)
-	ex := n.WaitHealth(dead, "exclusion", time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
+	ex := n.Outage(1).Dark().AwaitExclusion(0, time.Minute).Exclusion
 
 	t.Logf("invalid proposal (health_cb_min_samples 0): refused at submission: %s", firstLine(invalidErr))
 	t.Logf("valid proposal %s (first cooldown 8 -> 12): submitted at %d, passed; state of block %d is the first with 12 (block %d had %v)",

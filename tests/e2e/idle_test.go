@@ -15,17 +15,15 @@ import (
 // and restored by the next attested ok. It prints the timeline in blocks,
 // counted from the first block whose vote extensions could see the outage.
 func TestIdleExecutorExcludedByAttestationAlone(t *testing.T) {
-	n := start(t, 1500, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
-		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "VE_ENABLE_HEIGHT=2")
-	dark := n.KeyAddress("exec1")
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 1500
+	cfg.VEEnableHeight = ln.Int64(2)
+	n := start(t, cfg)
+	dark := n.ExecutorAddr(1)
 	n.WaitHeight(5, time.Minute)
-	darkAt := n.GoDark(1)
-
-	excluded := n.WaitHealth(dark, "exclusion", 2*time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_EXCLUDED" })
-	n.Control(1, "/control/up")
-	upAt := n.Height()
-	healthy := n.WaitHealth(dark, "recovery", 2*time.Minute, func(h ln.HealthJSON) bool { return h.State == "HEALTH_STATE_HEALTHY" })
-	E, H := ln.Atoi(t, excluded.ExcludedAt), ln.Atoi(t, healthy.SinceHeight)
+	o := n.Outage(1).Dark().AwaitExclusion(0, 2*time.Minute).Up().AwaitRecovery(2 * time.Minute)
+	darkAt, upAt, excluded, healthy := o.DarkAt, o.UpAt, o.Exclusion, o.Recovery
+	E, H := o.ExcludedAt, o.HealthyAt
 	// The outage began during block darkAt+1: the first extensions that can
 	// see it are those of darkAt+1, applied in darkAt+2.
 	firstSeen := darkAt + 1
@@ -57,7 +55,7 @@ func TestIdleExecutorExcludedByAttestationAlone(t *testing.T) {
 			Log  string `json:"log"`
 		} `json:"result"`
 	}
-	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/broadcast_tx_sync?tx=0x%x", 26657+n.Offset, raw), &checked); err != nil {
+	if err := n.GetJSON(fmt.Sprintf("%s/broadcast_tx_sync?tx=0x%x", n.RPC(0), raw), &checked); err != nil {
 		t.Fatal(err)
 	}
 	if checked.Result.Code == 0 {
@@ -65,19 +63,19 @@ func TestIdleExecutorExcludedByAttestationAlone(t *testing.T) {
 	}
 	t.Logf("  bundle bytes through CheckTx: code %d (%s)", checked.Result.Code, checked.Result.Log)
 
-	if ev["kind"] != "SAMPLE_KIND_ATTESTED" {
+	if ev["kind"] != ln.Attested {
 		t.Errorf("excluded on %v, want attested evidence", ev)
 	}
 	if E-firstSeen > maxBlocksToExclusion {
 		t.Errorf("excluded %d blocks after the first extensions that could see the outage, want <= %d",
 			E-firstSeen, maxBlocksToExclusion)
 	}
-	if healthy.Reason != "HEALTH_REASON_ATTESTED_OK" && healthy.Reason != "HEALTH_REASON_PROBE_SUCCEEDED" {
+	if healthy.Reason != ln.AttestedOK && healthy.Reason != ln.ProbeSucceeded {
 		t.Errorf("restored by %s", healthy.Reason)
 	}
 	// The way back goes through PROBE: promoted when the cooldown ends, then
 	// restored by evidence, both visible as events (possibly in one block).
-	if !ln.SawProbe(n, dark, E, H) {
+	if !o.ProbeSeen().SawProbe {
 		t.Errorf("no transition to PROBE between blocks %d and %d", E, H)
 	}
 	if H < E+ln.Atoi(t, excluded.CooldownBlocks) {

@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,11 +16,16 @@ import (
 // executor is never excluded, the dead one is still excluded within 3
 // blocks, and blocks keep coming at their pace.
 func TestOneLyingValidatorOfFour(t *testing.T) {
+	skipShort(t) // before the build
 	lying := ln.BuildLying(t)
 	modeFile := filepath.Join(t.TempDir(), "lie-mode")
-	n := start(t, 2000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
-		"CB_INITIAL_COOLDOWN=4", "CB_MAX_COOLDOWN=8", "NODE3_BIN="+lying, "NODE3_ENV=INFERENCED_LIE=file:"+modeFile)
-	dead := n.KeyAddress("exec1")
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 2000
+	cfg.InitialCooldown, cfg.MaxCooldown = 4, 8
+	cfg.NodeBin = map[int]string{3: lying}
+	cfg.NodeEnv = map[int]string{3: "INFERENCED_LIE=file:" + modeFile}
+	n := start(t, cfg)
+	dead := n.ExecutorAddr(1)
 	n.WaitHeight(10, time.Minute) // honest until the mode file is written
 	normal := n.BlockTimes(4, 10)
 
@@ -42,8 +46,10 @@ func TestOneLyingValidatorOfFour(t *testing.T) {
 		// The lie is visible in the bundle: the liar's vote on exec1, or
 		// its extension pruned.
 		r.liarVote = n.VoteOf(n.Height(), 3, dead)
-		o := watchOutage(t, n, 1, dead, k+1, &r.wronglyExcluded)
-		r.darkAt, r.excludedAt = o.darkAt, o.excludedAt
+		// Every poll of the outage also checks that no other executor is out.
+		o := n.Outage(1).WatchOthers().DarkAndBack(k + 1)
+		r.wronglyExcluded = o.Others()
+		r.darkAt, r.excludedAt = o.DarkAt, o.ExcludedAt
 		r.blockTime = n.BlockTimes(from, n.Height())
 		results = append(results, r)
 	}
@@ -69,37 +75,4 @@ func TestOneLyingValidatorOfFour(t *testing.T) {
 			t.Errorf("%s: blocks every %s, normally %s: the chain slowed down", r.mode, r.blockTime, normal)
 		}
 	}
-}
-
-// watchOutage is goDarkAndBack while checking, at every poll, that no other
-// executor is out; it records the ones that were in wrong.
-func watchOutage(t *testing.T, n *ln.Net, j int, addr string, k int, wrong *string) outage {
-	t.Helper()
-	stop := make(chan struct{})
-	done := make(chan string)
-	go func() {
-		seen := ""
-		for {
-			select {
-			case <-stop:
-				done <- seen
-				return
-			case <-time.After(150 * time.Millisecond):
-			}
-			out, err := n.Excluded(0)
-			if err != nil {
-				continue
-			}
-			for _, h := range out {
-				if h.Address != addr && !strings.Contains(seen, h.Address) {
-					seen += h.Address + " "
-				}
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		*wrong = <-done
-	}()
-	return goDarkAndBack(t, n, j, addr, k)
 }

@@ -1,13 +1,6 @@
 package localnet_test
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,85 +24,30 @@ func TestLocalnetBreakerTimeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
-	n := ln.Start(t, 5300, "NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms",
-		"EPOCH_LENGTH=1000", "CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50", "VE_ENABLE_HEIGHT=0")
-	dark := n.KeyAddress("exec1")
-	events := filepath.Join(n.Home, "breaker-events.jsonl")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	var out bytes.Buffer
-	load := exec.CommandContext(ctx, filepath.Join(n.Bins, "loadgen"), "-grpc", n.GRPCAddr(), "-keyring-dir", n.KeysDir,
-		"-rate", "4", "-run", "cb", "-events", events, "-quiet", "-exec-timeout", "1s")
-	load.Stdout, load.Stderr = &out, &out
-	if err := load.Start(); err != nil {
-		t.Fatal(err)
-	}
-	loadDone := make(chan error, 1)
-	go func() { loadDone <- load.Wait() }()
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 5300
+	cfg.ExpirationBlocks, cfg.SPRTThreshold = 3, 50
+	cfg.VEEnableHeight = ln.Int64(0)
+	n := ln.Start(t, cfg)
+	dark := n.ExecutorAddr(1)
+	load := n.StartLoad(4, "cb", 4*time.Minute)
 
 	begin := n.Height()
 	n.WaitHeight(begin+4, time.Minute) // traffic is flowing
-	darkAt := n.Height()
-	n.Control(1, "/control/dark?mode=refuse")
-
-	var excluded, probe, healthy ln.HealthJSON
-	var upAt int64
-	deadline := time.Now().Add(3 * time.Minute)
-	for healthy.State == "" {
-		if time.Now().After(deadline) {
-			last, _ := n.Health(dark)
-			t.Logf("participant: %+v", n.Participant(dark))
-			_ = load.Process.Signal(os.Interrupt)
-			<-loadDone
-			t.Fatalf("no recovery in 3 minutes: excluded %+v probe %+v now %+v\nloadgen:\n%s", excluded, probe, last, out.String())
-		}
-		h, err := n.Health(dark)
-		if err != nil {
-			t.Logf("health: %v", err)
-		}
-		switch {
-		case h.State == "HEALTH_STATE_EXCLUDED" && excluded.State == "":
-			excluded = h
-			n.Control(1, "/control/up")
-			upAt = n.Height()
-		case h.State == "HEALTH_STATE_PROBE" && probe.State == "":
-			probe = h
-		case h.State == "HEALTH_STATE_HEALTHY" && excluded.State != "":
-			healthy = h
-		}
-		time.Sleep(150 * time.Millisecond)
-	}
-	if err := load.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-loadDone; err != nil {
-		t.Fatalf("loadgen: %v\n%s", err, out.String())
+	// Switched off at once, and back up as soon as it is seen EXCLUDED.
+	o := n.Outage(1).Refuse().AwaitExclusion(0, 3*time.Minute).Up().AwaitRecovery(3 * time.Minute)
+	if err := load.Stop(); err != nil {
+		t.Fatalf("loadgen: %v\n%s", err, load.Output())
 	}
 
+	darkAt, upAt, excluded, probe, healthy := o.DarkAt, o.UpAt, o.Exclusion, o.Probe, o.Recovery
 	E, P, H := ln.Atoi(t, excluded.ExcludedAt), ln.Atoi(t, probe.SinceHeight), ln.Atoi(t, healthy.SinceHeight)
 	if probe.State == "" {
 		P = 0 // promoted and restored between two polls
 	}
 	var beforeExcl, duringExcl, probes, probeAnswered int
 	var probeHeight int64
-	f, err := os.Open(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		var ev struct {
-			Height   int64  `json:"height"`
-			ID       string `json:"inference_id"`
-			Executor string `json:"executor"`
-			Outcome  string `json:"outcome"`
-			Probe    bool   `json:"probe"`
-		}
-		if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range load.Events() {
 		if ev.Executor != dark || ev.Height < darkAt {
 			continue
 		}
@@ -126,7 +64,7 @@ func TestLocalnetBreakerTimeline(t *testing.T) {
 			duringExcl++ // a request routed while excluded or probing
 		}
 	}
-	t.Logf("loadgen:\n%s", out.String())
+	t.Logf("loadgen:\n%s", load.Output())
 	t.Logf("timeline (blocks), executor exec1 %s:", dark)
 	t.Logf("  %5d  goes dark (last committed block when its endpoint started refusing)", darkAt)
 	ev := n.TransitionEvent(E, dark)
@@ -140,10 +78,10 @@ func TestLocalnetBreakerTimeline(t *testing.T) {
 		" (a probe offer made before the first probe's start landed is refused on chain: one slot)",
 		beforeExcl, duringExcl, probes)
 
-	if ev["to"] != "HEALTH_STATE_EXCLUDED" || ev["kind"] != "SAMPLE_KIND_TRAFFIC" {
+	if ev["to"] != ln.Excluded || ev["kind"] != ln.Traffic {
 		t.Errorf("exclusion event at %d: %v", E, ev)
 	}
-	if healthy.Reason != "HEALTH_REASON_PROBE_SUCCEEDED" {
+	if healthy.Reason != ln.ProbeSucceeded {
 		t.Errorf("restored by %s, want a probe success", healthy.Reason)
 	}
 	if E-darkAt > 20 {

@@ -3,13 +3,6 @@
 package localnet_test
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +18,12 @@ func TestLocalnetSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
-	n := ln.Start(t, 5000, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "EXPIRATION_BLOCKS=8", "BLOCK_TIME=500ms",
-		"EPOCH_LENGTH=1000") // no boundary may reset the stats under test)
-	exec0, exec1 := n.KeyAddress("exec0"), n.KeyAddress("exec1")
+	cfg := ln.DefaultConfig() // its epoch: no boundary may reset the stats under test
+	cfg.PortOffset = 5000
+	cfg.Executors, cfg.ExpirationBlocks = 2, 8
+	cfg.InitialCooldown, cfg.MaxCooldown = 0, 0 // the script's: the breaker is not under test
+	n := ln.Start(t, cfg)
+	exec0, exec1 := n.ExecutorAddr(0), n.ExecutorAddr(1)
 
 	t.Run("register an executor by transaction", func(t *testing.T) {
 		if _, err := n.CLI("keys", "add", "newexec", "--keyring-backend", "test", "--keyring-dir", n.KeysDir); err != nil {
@@ -41,7 +37,7 @@ func TestLocalnetSmoke(t *testing.T) {
 			t.Fatalf("register: code %d: %s", code, log)
 		}
 		p := n.Participant(newExec)
-		if p.Status != "PARTICIPANT_STATUS_ACTIVE" || p.Weight != "5" {
+		if p.Status != ln.Active || p.Weight != "5" {
 			t.Fatalf("registered participant = %+v", p)
 		}
 		var group struct {
@@ -94,10 +90,10 @@ func TestLocalnetSmoke(t *testing.T) {
 		miss := n.Inference("smoke-miss")
 		n.WaitHeight(ln.Atoi(t, miss.ExpirationHeight)+1, time.Minute)
 
-		if got := n.Inference("smoke-ok").Status; got != "INFERENCE_STATUS_FINISHED" {
+		if got := n.Inference("smoke-ok").Status; got != ln.Finished {
 			t.Errorf("smoke-ok is %s", got)
 		}
-		if got := n.Inference("smoke-miss").Status; got != "INFERENCE_STATUS_EXPIRED" {
+		if got := n.Inference("smoke-miss").Status; got != ln.Expired {
 			t.Errorf("smoke-miss is %s", got)
 		}
 		if code, log := n.Tx("exec1", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "EXPIRED") {
@@ -112,42 +108,16 @@ func TestLocalnetSmoke(t *testing.T) {
 	})
 
 	t.Run("load driver against a dark executor", func(t *testing.T) {
-		res, err := http.Post(n.ExecURL(1)+"/control/dark?mode=refuse", "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		events := filepath.Join(n.Home, "events.jsonl")
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(n.Bins, "loadgen"), "-grpc", n.GRPCAddr(),
-			"-keyring-dir", n.KeysDir, "-rate", "3", "-blocks", "4", "-run", "smoke", "-events", events, "-quiet")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("loadgen: %v\n%s", err, out)
-		}
-		t.Logf("loadgen:\n%s", out)
-		f, err := os.Open(events)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+		n.Refuse(1)
+		load := n.RunLoad(3, 4, "smoke", 3*time.Minute)
+		t.Logf("loadgen:\n%s", load.Output())
 		seen := map[string]int{}
-		scanner := bufio.NewScanner(f)
-		for scanner.Scan() {
-			var ev struct {
-				ID       string `json:"inference_id"`
-				Executor string `json:"executor"`
-				Outcome  string `json:"outcome"`
-			}
-			if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
-				t.Fatal(err)
-			}
+		for _, ev := range load.Events() {
 			want := map[string]string{exec0: "answered", exec1: "no_answer"}[ev.Executor]
 			if ev.Outcome != want {
 				t.Errorf("%s on %s: outcome %s, want %s", ev.ID, ev.Executor, ev.Outcome, want)
 			}
-			wantStatus := map[string]string{"answered": "INFERENCE_STATUS_FINISHED", "no_answer": "INFERENCE_STATUS_EXPIRED"}[ev.Outcome]
+			wantStatus := map[string]string{"answered": ln.Finished, "no_answer": ln.Expired}[ev.Outcome]
 			if got := n.Inference(ev.ID).Status; got != wantStatus {
 				t.Errorf("%s (%s) is %s on chain, want %s", ev.ID, ev.Outcome, got, wantStatus)
 			}

@@ -2,7 +2,6 @@ package localnet_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,28 +22,20 @@ func TestLocalnetUpgradeEnablesAttestation(t *testing.T) {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
 	prev := ln.BuildPrevious(t)
-	n := ln.Start(t, 5600, "NUM_VALIDATORS=4", "NUM_EXECUTORS=2", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
-		"VE_ENABLE_HEIGHT=0", "INFERENCED="+prev)
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 5600
+	cfg.Executors = 2
+	cfg.InitialCooldown, cfg.MaxCooldown = 0, 0 // the script's: the breaker is not under test
+	cfg.VEEnableHeight = ln.Int64(0)
+	cfg.Inferenced = prev
+	n := ln.Start(t, cfg)
 	n.WaitHeight(3, time.Minute)
 	gov := n.GovAddress()
 	// The 20 s voting period is about 35 blocks here; 70 leave room.
 	upgradeAt := n.Height() + 70
-	proposal := filepath.Join(t.TempDir(), "upgrade.json")
-	body := fmt.Sprintf(`{"messages":[{"@type":"/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade","authority":%q,
-		"plan":{"name":"health-attestation","height":"%d"}}],
-		"deposit":"10000stake","title":"Health attestation","summary":"Enable vote extensions."}`,
-		gov, upgradeAt)
-	if err := os.WriteFile(proposal, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if code, log := n.Tx("val0", "gov", "submit-proposal", proposal); code != 0 {
-		t.Fatalf("submit upgrade proposal: code %d: %s", code, log)
-	}
-	for _, v := range []string{"val0", "val1", "val2", "val3"} {
-		if code, log := n.Tx(v, "gov", "vote", "1", "yes"); code != 0 {
-			t.Fatalf("vote of %s: code %d: %s", v, code, log)
-		}
-	}
+	upgrade := map[string]any{"@type": "/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade", "authority": gov,
+		"plan": map[string]any{"name": "health-attestation", "height": fmt.Sprint(upgradeAt)}}
+	n.PassProposal(n.ProposalFile("Health attestation", "Enable vote extensions.", upgrade), 90*time.Second)
 	n.WaitHeight(upgradeAt-1, 3*time.Minute)
 	halted := n.WaitForHalt(upgradeAt-1, 3*time.Second, time.Minute)
 	// CometBFT stores the decided block before the application runs it,
@@ -65,7 +56,7 @@ func TestLocalnetUpgradeEnablesAttestation(t *testing.T) {
 			} `json:"consensus_params"`
 		} `json:"result"`
 	}
-	if err := n.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/consensus_params?height=%d", 26657+n.Offset, upgradeAt+2), &cp); err != nil {
+	if err := n.GetJSON(fmt.Sprintf("%s/consensus_params?height=%d", n.RPC(0), upgradeAt+2), &cp); err != nil {
 		t.Fatal(err)
 	}
 	if want := fmt.Sprint(upgradeAt + 1); cp.Result.ConsensusParams.Abci.Enable != want {
@@ -81,7 +72,7 @@ func TestLocalnetUpgradeEnablesAttestation(t *testing.T) {
 		if !n.HasBundle(h) {
 			t.Errorf("block %d has no health bundle", h)
 		}
-		line := n.BundleLine(h, n.KeyAddress("exec0"))
+		line := n.BundleLine(h, n.ExecutorAddr(0))
 		t.Logf("  %5d  bundle: %s", h, line)
 		if attested == 0 && strings.HasPrefix(line, "sample ok") {
 			attested = h

@@ -81,6 +81,7 @@ func (n *Net) Tx(from string, args ...string) (uint32, string) {
 	return res.Code, res.RawLog
 }
 
+// KeyAddress is the address of key name in the network's keyring.
 func (n *Net) KeyAddress(name string) string {
 	n.t.Helper()
 	out, err := n.CLI("keys", "show", name, "-a", "--keyring-backend", "test", "--keyring-dir", n.KeysDir)
@@ -90,38 +91,7 @@ func (n *Net) KeyAddress(name string) string {
 	return strings.TrimSpace(out)
 }
 
-// WaitHeight waits until node 0 has committed height h.
-func (n *Net) WaitHeight(h int64, timeout time.Duration) {
-	n.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		var st struct {
-			SyncInfo struct {
-				LatestBlockHeight string `json:"latest_block_height"`
-			} `json:"sync_info"`
-		}
-		if raw, err := n.CLI("status", "--node", n.RPCAddr()); err == nil && json.Unmarshal([]byte(raw), &st) == nil {
-			var got int64
-			fmt.Sscan(st.SyncInfo.LatestBlockHeight, &got)
-			if got >= h {
-				return
-			}
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	n.t.Fatalf("height %d not reached in %s", h, timeout)
-}
-
-// Height is node 0's latest committed height over RPC.
-func (n *Net) Height() int64 {
-	n.t.Helper()
-	h, err := n.statusHeight(0)
-	if err != nil {
-		n.t.Fatalf("status: %v", err)
-	}
-	return h
-}
-
+// GetJSON reads url (the latest state) into out.
 func (n *Net) GetJSON(url string, out any) error { return getJSONAt(url, 0, out) }
 
 // getJSONAt reads url as of the state committed at height (0: the latest)
@@ -146,24 +116,8 @@ func getJSONAt(url string, height int64, out any) error {
 	return json.NewDecoder(res.Body).Decode(out)
 }
 
-// WaitForHalt waits until the chain has made no block for quiet, and
-// returns the last height.
-func (n *Net) WaitForHalt(from int64, quiet, timeout time.Duration) int64 {
-	n.t.Helper()
-	last, since := from, time.Now()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		if h := n.Height(); h != last {
-			last, since = h, time.Now()
-			continue
-		}
-		if time.Since(since) >= quiet {
-			return last
-		}
-	}
-	n.t.Fatalf("chain still making blocks after %s (at %d)", timeout, last)
-	return 0
-}
-
+// Atoi parses a decimal number from the chain's JSON (int64 fields are
+// strings there); "" is 0, anything else not a number fails the test.
 func Atoi(t *testing.T, s string) int64 {
 	if s == "" {
 		return 0
@@ -173,21 +127,4 @@ func Atoi(t *testing.T, s string) int64 {
 		t.Fatalf("not a number: %q", s)
 	}
 	return v
-}
-
-// GovAddress is the x/gov module account, the authority of governance
-// messages.
-func (n *Net) GovAddress() string {
-	n.t.Helper()
-	var res struct {
-		Account struct {
-			Value struct {
-				Address string `json:"address"`
-			} `json:"value"`
-		} `json:"account"`
-	}
-	if err := n.Query(&res, "auth", "module-account", "gov"); err != nil {
-		n.t.Fatal(err)
-	}
-	return res.Account.Value.Address
 }

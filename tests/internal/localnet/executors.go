@@ -1,15 +1,36 @@
 package localnet
 
-import "time"
+import "fmt"
 
 // Control posts to fake executor j's control API (see cmd/fake-executor).
 func (n *Net) Control(j int, path string) {
 	n.t.Helper()
-	res, err := httpClient.Post(n.ExecURL(j)+path, "", nil)
+	res, err := httpClient.Post(n.Exec(j)+path, "", nil)
 	if err != nil {
 		n.t.Fatal(err)
 	}
 	res.Body.Close()
+}
+
+// Refuse makes fake executor j refuse every connection from now on.
+func (n *Net) Refuse(j int) { n.t.Helper(); n.Control(j, "/control/dark?mode=refuse") }
+
+// Up makes fake executor j answer again.
+func (n *Net) Up(j int) { n.t.Helper(); n.Control(j, "/control/up") }
+
+// Fail makes fake executor j fail pct% of its inferences from now on (its
+// health endpoint still answers); 0 ends it.
+func (n *Net) Fail(j, pct int) { n.t.Helper(); n.Control(j, fmt.Sprintf("/control/fail?pct=%d", pct)) }
+
+// ExecutorAddr is fake executor j's account address (key exec<j>).
+func (n *Net) ExecutorAddr(j int) string {
+	n.t.Helper()
+	if a, ok := n.execAddrs[j]; ok {
+		return a
+	}
+	a := n.KeyAddress(fmt.Sprintf("exec%d", j))
+	n.execAddrs[j] = a
+	return a
 }
 
 // GoDark makes executor j refuse connections right after a block is
@@ -22,26 +43,12 @@ func (n *Net) GoDark(j int) int64 {
 	n.t.Helper()
 	for range 20 {
 		before := n.waitNextBlock()
-		n.Control(j, "/control/dark?mode=refuse")
+		n.Refuse(j)
 		if n.Height() == before {
 			return before
 		}
-		n.Control(j, "/control/up")
+		n.Up(j)
 	}
 	n.t.Fatal("could not switch the executor off between two blocks")
-	return 0
-}
-
-// waitNextBlock returns the height of the next block committed on node 0,
-// as soon as it is seen.
-func (n *Net) waitNextBlock() int64 {
-	n.t.Helper()
-	h := n.Height()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
-		if next := n.Height(); next > h {
-			return next
-		}
-	}
-	n.t.Fatalf("no block after %d in 30s", h)
 	return 0
 }

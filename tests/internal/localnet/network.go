@@ -3,6 +3,7 @@
 // drives it through the built binaries and the nodes' RPC: the harness
 // shared by tests/localnet and tests/e2e. Every network is stopped by the
 // test's cleanup, or by a watchdog if the test binary is killed first.
+// README.md lists what it guarantees.
 package localnet
 
 import (
@@ -12,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -21,11 +24,13 @@ import (
 type Net struct {
 	t    *testing.T
 	root string // repository root
+	cfg  Config
 	env  []string
 	// Bins holds inferenced, fake-executor and loadgen; Home the network's
-	// data; KeysDir its test keyring. Offset shifts every port.
+	// data; KeysDir its test keyring.
 	Bins, Home, KeysDir string
-	Offset              int
+
+	execAddrs map[int]string // ExecutorAddr's cache
 }
 
 func repoRoot(t *testing.T) string {
@@ -33,35 +38,17 @@ func repoRoot(t *testing.T) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
-// binaries returns LOCALNET_BIN_DIR (set by `make test`) or builds the three
-// binaries into a temporary directory.
-func binaries(t *testing.T, root string) string {
-	if dir := os.Getenv("LOCALNET_BIN_DIR"); dir != "" {
-		return dir
-	}
-	dir := t.TempDir()
-	for _, name := range []string{"inferenced", "fake-executor", "loadgen"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", name, err, out)
-		}
-	}
-	return dir
-}
-
-func Start(t *testing.T, offset int, extraEnv ...string) *Net {
+// Start starts a network of cfg for t in a temporary directory and stops
+// it in t's cleanup (printing the tail of every log first if t failed).
+func Start(t *testing.T, cfg Config) *Net {
 	t.Helper()
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
 	root := repoRoot(t)
-	n := &Net{t: t, root: root, Bins: binaries(t, root), Home: t.TempDir(), Offset: offset}
+	n := &Net{t: t, root: root, cfg: cfg, Bins: binaries(t, root), Home: t.TempDir(), execAddrs: map[int]string{}}
 	n.KeysDir = filepath.Join(n.Home, "keys")
-	n.env = append(os.Environ(),
-		"LOCALNET_HOME="+n.Home,
-		"INFERENCED="+filepath.Join(n.Bins, "inferenced"),
-		"FAKE_EXECUTOR="+filepath.Join(n.Bins, "fake-executor"),
-		fmt.Sprintf("PORT_OFFSET=%d", offset),
-	)
-	n.env = append(n.env, extraEnv...)
+	n.env = n.environ()
 	n.startWatchdog()
 	t.Cleanup(func() {
 		// Logs first, while they still end at the failure rather than in
@@ -79,6 +66,22 @@ func Start(t *testing.T, offset int, extraEnv ...string) *Net {
 	return n
 }
 
+// environ is the script's environment: this process's, the harness's
+// paths, and the network's Config.
+func (n *Net) environ() []string {
+	inferenced := n.cfg.Inferenced
+	if inferenced == "" {
+		inferenced = filepath.Join(n.Bins, "inferenced")
+	}
+	env := append(os.Environ(),
+		"LOCALNET_HOME="+n.Home,
+		"INFERENCED="+inferenced,
+		"FAKE_EXECUTOR="+filepath.Join(n.Bins, "fake-executor"),
+		fmt.Sprintf("PORT_OFFSET=%d", n.cfg.PortOffset),
+	)
+	return append(env, n.cfg.env()...)
+}
+
 // startWatchdog stops the network if this test process dies without running
 // its cleanups (a `go test -timeout` kill): the nodes run in their own
 // sessions and would otherwise outlive it.
@@ -93,6 +96,7 @@ func (n *Net) startWatchdog() {
 	go func() { _ = cmd.Wait() }()
 }
 
+// Script runs scripts/localnet.sh with args in the network's environment.
 func (n *Net) Script(timeout time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -114,35 +118,6 @@ func (n *Net) dumpLogs() {
 	}
 }
 
-func (n *Net) RPCAddr() string { return fmt.Sprintf("tcp://127.0.0.1:%d", 26657+n.Offset) }
-
-func (n *Net) GRPCAddr() string { return fmt.Sprintf("127.0.0.1:%d", 9090+n.Offset) }
-
-func (n *Net) ExecURL(j int) string {
-	return fmt.Sprintf("http://127.0.0.1:%d", 8080+n.Offset+j)
-}
-
-// BuildPrevious builds inferenced without upgrade handlers: the release
-// before the health-attestation upgrade, as far as x/upgrade can tell.
-func BuildPrevious(t *testing.T) string { return BuildTagged(t, "noupgradehandlers") }
-
-// BuildLying builds inferenced with the test-only lying vote extensions
-// (app/lying_on.go), switched on per process by INFERENCED_LIE.
-func BuildLying(t *testing.T) string { return BuildTagged(t, "lying") }
-
-// BuildTagged builds inferenced with a build tag into a temporary
-// directory.
-func BuildTagged(t *testing.T, tag string) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "inferenced-"+tag)
-	cmd := exec.Command("go", "build", "-tags", tag, "-o", out, "./cmd/inferenced")
-	cmd.Dir = repoRoot(t)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build inferenced -tags %s: %v\n%s", tag, err, msg)
-	}
-	return out
-}
-
 // RestartWith stops every process of the network and starts it again from
 // its data with another inferenced binary.
 func (n *Net) RestartWith(bin string) {
@@ -150,8 +125,26 @@ func (n *Net) RestartWith(bin string) {
 	if out, err := n.Script(2*time.Minute, "stop"); err != nil {
 		n.t.Fatalf("localnet stop: %v\n%s", err, out)
 	}
-	n.env = append(n.env, "INFERENCED="+bin)
+	n.cfg.Inferenced = bin
+	n.env = n.environ()
 	if out, err := n.Script(5*time.Minute, "start"); err != nil {
 		n.t.Fatalf("localnet restart: %v\n%s", err, out)
+	}
+}
+
+// Kill stops validator i at once (SIGKILL), as a crash would; Script
+// "start" brings it back.
+func (n *Net) Kill(i int) {
+	n.t.Helper()
+	bz, err := os.ReadFile(filepath.Join(n.Home, "pids", fmt.Sprintf("node%d.pid", i)))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(bz)))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		n.t.Fatalf("kill node %d: %v", i, err)
 	}
 }

@@ -18,14 +18,22 @@ import (
 const maxBlocksToExclusion = 3
 
 // start skips under -short (every scenario runs a 4-validator network),
-// records the scenario's wall time, and starts its network at a port
-// offset of its own (all ports stay below the ephemeral range).
-func start(t *testing.T, offset int, env ...string) *ln.Net {
+// records the scenario's wall time, and starts its network (cfg carries the
+// scenario's own port offset; ln.Start keeps every port below the ephemeral
+// range).
+func start(t *testing.T, cfg ln.Config) *ln.Net {
+	t.Helper()
+	skipShort(t)
+	begin := time.Now()
+	t.Cleanup(func() { t.Logf("wall time: %s", time.Since(begin).Round(time.Second)) })
+	return ln.Start(t, cfg)
+}
+
+// skipShort skips under -short: every scenario runs a 4-validator network.
+// A scenario that builds a binary before start calls it first.
+func skipShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
-	begin := time.Now()
-	t.Cleanup(func() { t.Logf("wall time: %s", time.Since(begin).Round(time.Second)) })
-	return ln.Start(t, offset, env...)
 }

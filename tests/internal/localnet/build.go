@@ -1,0 +1,46 @@
+package localnet
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BuildPrevious builds inferenced without upgrade handlers: the release
+// before the health-attestation upgrade, as far as x/upgrade can tell.
+func BuildPrevious(t *testing.T) string { return BuildTagged(t, "noupgradehandlers") }
+
+// BuildLying builds inferenced with the test-only lying vote extensions
+// (app/lying_on.go), switched on per process by INFERENCED_LIE.
+func BuildLying(t *testing.T) string { return BuildTagged(t, "lying") }
+
+// BuildTagged builds inferenced with a build tag into a temporary
+// directory.
+func BuildTagged(t *testing.T, tag string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "inferenced-"+tag)
+	cmd := exec.Command("go", "build", "-tags", tag, "-o", out, "./cmd/inferenced")
+	cmd.Dir = repoRoot(t)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build inferenced -tags %s: %v\n%s", tag, err, msg)
+	}
+	return out
+}
+
+// binaries returns LOCALNET_BIN_DIR (set by `make test`) or builds the three
+// binaries into a temporary directory.
+func binaries(t *testing.T, root string) string {
+	if dir := os.Getenv("LOCALNET_BIN_DIR"); dir != "" {
+		return dir
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"inferenced", "fake-executor", "loadgen"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
+		}
+	}
+	return dir
+}

@@ -1,0 +1,111 @@
+package localnet
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/inferenced/inferenced/abci/proposals"
+)
+
+// bundleJSON is the output of `inferenced q health-bundle`.
+type bundleJSON struct {
+	Empty bool `json:"empty"`
+	Votes []struct {
+		Validator string   `json:"validator"`
+		Status    string   `json:"status"`
+		Verdicts  []string `json:"verdicts"`
+	} `json:"votes"`
+	Samples []struct {
+		Executor string `json:"executor"`
+		Sample   string `json:"sample"`
+	} `json:"samples"`
+}
+
+// memberIndex is executor's index in the current epoch group, or -1.
+func (n *Net) memberIndex(executor string) int {
+	var res struct {
+		Group struct {
+			Members []struct {
+				Address string `json:"address"`
+			} `json:"members"`
+		} `json:"group"`
+	}
+	if err := n.GetJSON(n.REST(0)+"/inferenced/inference/v1/epoch/group", &res); err != nil {
+		return -1
+	}
+	for i, m := range res.Group.Members {
+		if m.Address == executor {
+			return i
+		}
+	}
+	return -1
+}
+
+// BundleLine summarises the health bundle of block h for executor: the
+// attested sample and each validator's verdict on it (or why it has none).
+func (n *Net) BundleLine(h int64, executor string) string {
+	var b bundleJSON
+	if err := n.Query(&b, "health-bundle", fmt.Sprint(h)); err != nil {
+		return err.Error()
+	}
+	if b.Empty {
+		return "empty"
+	}
+	sample := "none"
+	for _, s := range b.Samples {
+		if s.Executor == executor {
+			sample = s.Sample
+		}
+	}
+	index := n.memberIndex(executor)
+	var votes []string
+	for _, v := range b.Votes {
+		if index >= 0 && index < len(v.Verdicts) {
+			votes = append(votes, v.Verdicts[index])
+		} else {
+			votes = append(votes, v.Status)
+		}
+	}
+	return fmt.Sprintf("sample %s, votes %s", sample, strings.Join(votes, " "))
+}
+
+// VoteOf is validator i's vote about executor in the health bundle of
+// block h: its verdict, or its status (abstained, pruned, absent).
+func (n *Net) VoteOf(h int64, i int, executor string) string {
+	var st struct {
+		Result struct {
+			Validator struct {
+				Address string `json:"address"`
+			} `json:"validator_info"`
+		} `json:"result"`
+	}
+	if err := n.GetJSON(n.RPC(i)+"/status", &st); err != nil {
+		return err.Error()
+	}
+	var b bundleJSON
+	if err := n.Query(&b, "health-bundle", fmt.Sprint(h)); err != nil {
+		return err.Error()
+	}
+	index := n.memberIndex(executor)
+	for _, v := range b.Votes {
+		if !strings.EqualFold(v.Validator, st.Result.Validator.Address) {
+			continue
+		}
+		if index >= 0 && index < len(v.Verdicts) {
+			return v.Verdicts[index]
+		}
+		return v.Status
+	}
+	return "not in the commit"
+}
+
+// HasBundle reports whether block h carries a health bundle, by the chain's
+// own rule (proposals.Find); a bundle that does not decode fails the test.
+func (n *Net) HasBundle(h int64) bool {
+	n.t.Helper()
+	_, found, err := proposals.Find(n.BlockTxs(h))
+	if err != nil {
+		n.t.Fatalf("block %d: undecodable health bundle: %v", h, err)
+	}
+	return found
+}

@@ -1,0 +1,133 @@
+package localnet
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is a network's settings, translated to scripts/localnet.sh's
+// environment by Start and nowhere else. A zero field is left out of the
+// environment, so the script's own default applies (written next to each
+// field); DefaultConfig holds what the scenarios share.
+type Config struct {
+	// PortOffset is added to every port (PORT_OFFSET); each test has its
+	// own, so networks never share a port. Required: offset 0 is the one
+	// `make localnet` uses.
+	PortOffset int
+
+	Validators int           // NUM_VALIDATORS (4)
+	Executors  int           // NUM_EXECUTORS (6)
+	BlockTime  time.Duration // BLOCK_TIME, CometBFT's timeout_commit (700ms)
+
+	EpochLength      int64 // EPOCH_LENGTH, blocks (200)
+	ExpirationBlocks int64 // EXPIRATION_BLOCKS, blocks before an inference expires (4)
+	InitialCooldown  int64 // CB_INITIAL_COOLDOWN, the breaker's first cooldown (10)
+	MaxCooldown      int64 // CB_MAX_COOLDOWN, its longest (80)
+	SPRTThreshold    int64 // DOWNTIME_H_THRESHOLD (4)
+
+	// VEEnableHeight is VE_ENABLE_HEIGHT, the height from which validators
+	// attest executor health: nil leaves the script's 2; Int64(0) runs on
+	// traffic samples alone.
+	VEEnableHeight *int64
+
+	MonitorOffNodes []int // MONITOR_OFF_NODES: validators that abstain (none)
+
+	// Inferenced is every validator's binary (INFERENCED); "" is the one
+	// built with the harness (see LOCALNET_BIN_DIR).
+	Inferenced string
+	// NodeBin and NodeEnv set one validator's binary and extra environment
+	// (NODE<i>_BIN, NODE<i>_ENV: space-separated VAR=value words).
+	NodeBin map[int]string
+	NodeEnv map[int]string
+}
+
+// DefaultConfig is what the scenarios share: 4 validators and 4 fake
+// executors, 500 ms blocks, an epoch no scenario reaches (1000 blocks), and
+// breaker cooldowns of 8 blocks doubling up to 64. Set PortOffset.
+func DefaultConfig() Config {
+	return Config{
+		Validators:      4,
+		Executors:       4,
+		BlockTime:       500 * time.Millisecond,
+		EpochLength:     1000,
+		InitialCooldown: 8,
+		MaxCooldown:     64,
+	}
+}
+
+// Int64 returns a pointer to v, for the optional fields of Config.
+func Int64(v int64) *int64 { return &v }
+
+// scriptValidators is scripts/localnet.sh's NUM_VALIDATORS default.
+const scriptValidators = 4
+
+// validators is the number of validators the network runs.
+func (c Config) validators() int {
+	if c.Validators == 0 {
+		return scriptValidators
+	}
+	return c.Validators
+}
+
+// env is the script's environment for c (without the harness's own
+// LOCALNET_HOME, INFERENCED, FAKE_EXECUTOR and PORT_OFFSET).
+func (c Config) env() []string {
+	var env []string
+	setInt := func(name string, v int64) {
+		if v != 0 {
+			env = append(env, name+"="+strconv.FormatInt(v, 10))
+		}
+	}
+	setInt("NUM_VALIDATORS", int64(c.Validators))
+	setInt("NUM_EXECUTORS", int64(c.Executors))
+	setInt("EXPIRATION_BLOCKS", c.ExpirationBlocks)
+	if c.BlockTime != 0 {
+		env = append(env, "BLOCK_TIME="+c.BlockTime.String())
+	}
+	setInt("EPOCH_LENGTH", c.EpochLength)
+	setInt("CB_INITIAL_COOLDOWN", c.InitialCooldown)
+	setInt("CB_MAX_COOLDOWN", c.MaxCooldown)
+	setInt("DOWNTIME_H_THRESHOLD", c.SPRTThreshold)
+	if c.VEEnableHeight != nil {
+		env = append(env, "VE_ENABLE_HEIGHT="+strconv.FormatInt(*c.VEEnableHeight, 10))
+	}
+	if len(c.MonitorOffNodes) > 0 {
+		nodes := make([]string, len(c.MonitorOffNodes))
+		for k, i := range c.MonitorOffNodes {
+			nodes[k] = strconv.Itoa(i)
+		}
+		env = append(env, "MONITOR_OFF_NODES="+strings.Join(nodes, " "))
+	}
+	for _, i := range sortedKeys(c.NodeBin) {
+		env = append(env, fmt.Sprintf("NODE%d_BIN=%s", i, c.NodeBin[i]))
+	}
+	for _, i := range sortedKeys(c.NodeEnv) {
+		env = append(env, fmt.Sprintf("NODE%d_ENV=%s", i, c.NodeEnv[i]))
+	}
+	return env
+}
+
+// check refuses a network that would share ports with `make localnet` or
+// reach the ephemeral range, where an outgoing connection could hold one.
+func (c Config) check() error {
+	if c.PortOffset <= 0 {
+		return fmt.Errorf("port offset %d: each test network needs an offset of its own (0 is make localnet's)", c.PortOffset)
+	}
+	if top := highestPort(c); top >= ephemeralPorts {
+		return fmt.Errorf("port offset %d with %d validators reaches port %d, in the ephemeral range (%d and up)",
+			c.PortOffset, c.validators(), top, ephemeralPorts)
+	}
+	return nil
+}
+
+func sortedKeys(m map[int]string) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
