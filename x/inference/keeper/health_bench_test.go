@@ -1,7 +1,6 @@
 package keeper_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
@@ -13,42 +12,18 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/lottery"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// benchNetwork is a keeper with n executors of weight 100 serving "m", in
-// epoch 1 at height 1. setup runs before the state is committed; the
-// returned context reads the committed state through a cache, as queries
-// and blocks do (an uncommitted IAVL tree makes every iterator sort all
-// pending writes, which no node ever pays).
+// benchNetwork is keepertest.Network with the breaker's test params and
+// no exclusion cap in the way.
 func benchNetwork(b *testing.B, n int, setup func(keeper.Keeper, sdk.Context, []sdk.AccAddress)) (keeper.Keeper, sdk.Context, []sdk.AccAddress) {
 	b.Helper()
-	k, tc := newKeeper(b)
-	gs := types.DefaultGenesis()
-	gs.Params = breakerParams()
-	gs.Params.HealthCbMaxExcludedWeightPct = 100
-	addrs := make([]sdk.AccAddress, n)
-	for i := range addrs {
-		a := make([]byte, 20)
-		binary.BigEndian.PutUint32(a[16:], uint32(i+1))
-		addrs[i] = a
-		s, err := ac.BytesToString(a)
-		require.NoError(b, err)
-		gs.Participants = append(gs.Participants, types.Participant{
-			Address: s, InferenceUrl: "http://x.example/", Models: []string{"m"}, Weight: 100,
-			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE,
-		})
-	}
-	ctx := tc.Ctx.WithBlockHeight(0)
-	require.NoError(b, k.InitGenesis(ctx, *gs))
-	ctx = ctx.WithBlockHeight(1)
-	require.NoError(b, k.BeginBlock(ctx))
-	if setup != nil {
-		setup(k, ctx, addrs)
-	}
-	tc.CMS.Commit()
-	return k, ctx.WithMultiStore(tc.CMS.CacheMultiStore()), addrs
+	p := breakerParams()
+	p.HealthCbMaxExcludedWeightPct = 100
+	return keepertest.Network(b, n, p, setup)
 }
 
 // BenchmarkSelectionHealthStage draws from 1,000 members with 10% excluded,

@@ -8,19 +8,16 @@ import (
 
 	"cosmossdk.io/math"
 	"cosmossdk.io/store"
-	storetypes "cosmossdk.io/store/types"
 	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 
 	addresscodec "github.com/cosmos/cosmos-sdk/codec/address"
-	"github.com/cosmos/cosmos-sdk/runtime"
 	"github.com/cosmos/cosmos-sdk/testutil"
 	sdk "github.com/cosmos/cosmos-sdk/types"
-	moduletestutil "github.com/cosmos/cosmos-sdk/types/module/testutil"
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/module"
+	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -109,12 +106,7 @@ func withHealth(h keeper.HealthStage) option { return func(c *config) { c.health
 // newKeeper builds a bare keeper on an in-memory store, with no genesis.
 func newKeeper(t testing.TB) (keeper.Keeper, testutil.TestContext) {
 	t.Helper()
-	key := storetypes.NewKVStoreKey(types.StoreKey)
-	tc := testutil.DefaultContextWithDB(t, key, storetypes.NewTransientStoreKey("transient_test"))
-	enc := moduletestutil.MakeTestEncodingConfig(module.AppModule{})
-	k, err := keeper.NewKeeper(enc.Codec, runtime.NewKVStoreService(key), ac, authority(t))
-	require.NoError(t, err)
-	return k, tc
+	return keepertest.Keeper(t)
 }
 
 // newFixture builds a keeper on an in-memory store, installs a recording
