@@ -5,7 +5,7 @@ func work() {}
 func gopher() {}
 
 func starts() {
-	go work() // want "go statement"
+	go work()   // want "go statement"
 	go func() { // want "go statement"
 		gopher()
 	}()
