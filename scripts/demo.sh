@@ -27,7 +27,7 @@ if [ "$(height)" = 0 ]; then
   trap '[ -n "${lg:-}" ] && kill "$lg" 2>/dev/null; bash "$root/scripts/localnet.sh" stop' EXIT
   bash "$root/scripts/localnet.sh" reset
   bash "$root/scripts/localnet.sh" start
-  "$root/build/loadgen" -grpc "127.0.0.1:$((9090 + PORT_OFFSET))" -keyring-dir "$LOCALNET_HOME/keys" -rate 3 \
+  "${LOADGEN:-$root/build/loadgen}" -grpc "127.0.0.1:$((9090 + PORT_OFFSET))" -keyring-dir "$LOCALNET_HOME/keys" -rate 3 \
     -quiet -events "$events" >"$LOCALNET_HOME/logs/loadgen.log" 2>&1 &
   lg=$!
 fi

@@ -3,9 +3,18 @@
 # and executors, runs the load driver, shows the circuit breaker taking a
 # dark executor out and back (scripts/demo.sh; DEMO=0 skips it), then prints
 # one line per block, and stops everything on Ctrl-C. Settings are those of
-# scripts/localnet.sh.
+# scripts/localnet.sh, plus the binaries: BUILD_DIR (build/), or each of
+# INFERENCED, FAKE_EXECUTOR and LOADGEN.
+#
+# Stopping never depends on stdout: with `make localnet 2>&1 | tee run.log`,
+# Ctrl-C kills tee too, and a write to its closed pipe must not kill this
+# script before it has stopped the network (tests/localnet/cleanup_test.go).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$root/build}
+export INFERENCED=${INFERENCED:-$BUILD_DIR/inferenced}
+export FAKE_EXECUTOR=${FAKE_EXECUTOR:-$BUILD_DIR/fake-executor}
+export LOADGEN=${LOADGEN:-$BUILD_DIR/loadgen}
 export LOCALNET_HOME=${LOCALNET_HOME:-$root/build/localnet}
 PORT_OFFSET=${PORT_OFFSET:-0}
 LOAD_RATE=${LOAD_RATE:-2}
@@ -13,15 +22,26 @@ rpc="http://127.0.0.1:$((26657 + PORT_OFFSET))"
 api="http://127.0.0.1:$((1317 + PORT_OFFSET))/inferenced/inference/v1"
 grpc="127.0.0.1:$((9090 + PORT_OFFSET))"
 
+# A write to a closed stdout fails (EPIPE) instead of killing the script
+# (SIGPIPE), so that the script, whatever it was doing, leaves through the
+# EXIT trap (set -e) and stops the network.
+trap '' PIPE
 loadgen_pid=""
+# cleanup stops everything first and prints last, to stderr, ignoring a
+# failed print; a second Ctrl-C does not interrupt it.
 cleanup() {
-  trap - INT TERM EXIT
-  echo
-  [ -n "$loadgen_pid" ] && kill "$loadgen_pid" 2>/dev/null && wait "$loadgen_pid" 2>/dev/null
+  trap - EXIT
+  trap '' INT TERM
+  set +e
+  if [ -n "$loadgen_pid" ]; then
+    kill "$loadgen_pid" 2>/dev/null && wait "$loadgen_pid" 2>/dev/null
+  fi
   bash "$root/scripts/localnet.sh" stop
-  echo "[localnet] load driver summary: $LOCALNET_HOME/logs/loadgen.log"
+  printf '\n[localnet] load driver summary: %s\n' "$LOCALNET_HOME/logs/loadgen.log" >&2 || true
 }
-trap cleanup INT TERM EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+trap cleanup EXIT
 
 bash "$root/scripts/localnet.sh" reset
 bash "$root/scripts/localnet.sh" start
@@ -34,12 +54,12 @@ cat <<INFO
   REST        $api/...
   executors   http://127.0.0.1:$((8080 + PORT_OFFSET)) ... (GET /health, POST /control/dark?mode=refuse|hang, POST /control/up)
               take one dark and watch "breaker: excluded 1", then bring it back for its probe
-  CLI         build/inferenced q inference participants --home $LOCALNET_HOME/node0
-  load        build/loadgen at $LOAD_RATE inferences per block
+  CLI         ${INFERENCED#"$root"/} q inference participants --home $LOCALNET_HOME/node0
+  load        ${LOADGEN#"$root"/} at $LOAD_RATE inferences per block
 
 INFO
 
-"$root/build/loadgen" -grpc "$grpc" -keyring-dir "$LOCALNET_HOME/keys" -rate "$LOAD_RATE" -quiet \
+"$LOADGEN" -grpc "$grpc" -keyring-dir "$LOCALNET_HOME/keys" -rate "$LOAD_RATE" -quiet \
   -events "$LOCALNET_HOME/logs/loadgen-events.jsonl" >"$LOCALNET_HOME/logs/loadgen.log" 2>&1 &
 loadgen_pid=$!
 

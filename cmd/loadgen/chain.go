@@ -10,6 +10,7 @@ import (
 
 	"github.com/cosmos/cosmos-sdk/client/grpc/cmtservice"
 	"github.com/cosmos/cosmos-sdk/codec"
+	sdk "github.com/cosmos/cosmos-sdk/types"
 	txtypes "github.com/cosmos/cosmos-sdk/types/tx"
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 
@@ -80,7 +81,7 @@ func (c *chain) account(ctx context.Context, addr string) (uint64, uint64, error
 	if err != nil {
 		return 0, 0, fmt.Errorf("account %s: %w", addr, err)
 	}
-	var acc authtypes.AccountI
+	var acc sdk.AccountI
 	if err := c.cdc.UnpackAny(res.Account, &acc); err != nil {
 		return 0, 0, fmt.Errorf("decode account %s: %w", addr, err)
 	}

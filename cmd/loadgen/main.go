@@ -90,7 +90,7 @@ type startedInference struct {
 	id, executor string
 }
 
-func run(ctx context.Context, cfg config) error {
+func run(ctx context.Context, cfg config) (err error) {
 	cdc, txCfg, err := encoding()
 	if err != nil {
 		return err
@@ -107,7 +107,11 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	defer c.conn.Close()
+	defer func() {
+		if cerr := c.conn.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close gRPC connection: %w", cerr))
+		}
+	}()
 	var agent *account
 	for _, a := range accounts {
 		if a.name == cfg.agent {
@@ -122,7 +126,12 @@ func run(ctx context.Context, cfg config) error {
 		if events, err = os.Create(cfg.eventsPath); err != nil {
 			return err
 		}
-		defer events.Close()
+		// The events file is written until here: a failed close can lose its tail.
+		defer func() {
+			if cerr := events.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("close %s: %w", cfg.eventsPath, cerr))
+			}
+		}()
 	}
 	d := &driver{
 		cfg: cfg, chain: c, agent: agent, accounts: accounts,

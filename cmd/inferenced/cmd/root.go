@@ -26,7 +26,12 @@ func NewRootCmd() (*cobra.Command, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	defer os.RemoveAll(tempDir)
+	defer func() {
+		// A temp dir left behind is harmless: say so rather than fail the command.
+		if err := os.RemoveAll(tempDir); err != nil {
+			fmt.Fprintln(os.Stderr, "inferenced: remove", tempDir+":", err)
+		}
+	}()
 	tempApp, err := app.New(log.NewNopLogger(), dbm.NewMemDB(), nil, false, simtestutil.NewAppOptionsWithFlagHome(tempDir))
 	if err != nil {
 		return nil, fmt.Errorf("build app for the CLI: %w", err)

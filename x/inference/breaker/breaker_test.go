@@ -220,10 +220,9 @@ func TestCooldownDoublesAndCapsAtMax(t *testing.T) {
 	p := defaults()
 	r, _ := feed(t, Record{}, p, "mmm", 1)
 	var got []uint64
-	h := int64(1)
 	for range 7 {
 		got = append(got, r.Cooldown)
-		h = r.EligibleAt()
+		h := r.EligibleAt()
 		r, _ = Promote(r, h)
 		r, _ = Observe(r, Sample{Kind: Traffic, Miss: true, Probe: true, StartedAt: h}, p, h+1, allow)
 	}

@@ -1,0 +1,197 @@
+package localnet_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cleanupOffset is this test's PORT_OFFSET. With NUM_VALIDATORS=2 its highest
+// port is 26658+100+5900 = 32658, below the ephemeral range.
+const cleanupOffset = 5900
+
+// TestLocalnetRunStopsOnCtrlCWithClosedStdout runs `make localnet`'s script
+// as `make localnet 2>&1 | tee run.log` would: its stdout and stderr are a
+// pipe, and the reader of that pipe is gone when Ctrl-C arrives (the terminal
+// interrupts tee too). Every process the script started must still be
+// stopped, and the script itself must exit.
+func TestLocalnetRunStopsOnCtrlCWithClosedStdout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 2-validator network; run without -short")
+	}
+	root := repoRoot()
+	bins := cleanupBinaries(t, root)
+	home := t.TempDir()
+	env := append(os.Environ(),
+		"LOCALNET_HOME="+home,
+		fmt.Sprintf("PORT_OFFSET=%d", cleanupOffset),
+		"NUM_VALIDATORS=2", "NUM_EXECUTORS=2", "DEMO=0",
+		"INFERENCED="+filepath.Join(bins, "inferenced"),
+		"FAKE_EXECUTOR="+filepath.Join(bins, "fake-executor"),
+		"LOADGEN="+filepath.Join(bins, "loadgen"),
+	)
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := exec.Command("bash", filepath.Join(root, "scripts", "localnet-run.sh"))
+	script.Env = env
+	script.Stdout, script.Stderr = w, w
+	// Its own process group, the terminal's foreground job: Ctrl-C is a
+	// SIGINT to the whole group.
+	script.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := script.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close() // the script holds the only write end now
+	pgid := script.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- script.Wait() }()
+	var pids []int
+	// Whatever the outcome, nothing of this network outlives the test.
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		stop := exec.Command("bash", filepath.Join(root, "scripts", "localnet.sh"), "stop")
+		stop.Env = env
+		if out, err := stop.CombinedOutput(); err != nil {
+			t.Logf("localnet stop: %v\n%s", err, out)
+		}
+	})
+
+	// Read the script's output until it prints its first per-block line:
+	// the network and the load driver are up.
+	var out []string
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	deadline := time.After(4 * time.Minute)
+	for up := false; !up; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("script ended before the first block line:\n%s", strings.Join(out, "\n"))
+			}
+			out = append(out, l)
+			up = strings.HasPrefix(l, "height ")
+		case <-deadline:
+			t.Fatalf("no block line after 4 minutes:\n%s", strings.Join(out, "\n"))
+		}
+	}
+	pids = readPids(t, filepath.Join(home, "pids"))
+	if len(pids) != 4 {
+		t.Fatalf("pids: got %d, want 2 validators + 2 executors", len(pids))
+	}
+
+	// The pipe's reader goes away, then Ctrl-C.
+	_ = r.Close()
+	for range lines { // drain what the reader goroutine still holds
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+
+	const bound = 90 * time.Second // the load driver settles for a few blocks first
+	select {
+	case err := <-exited:
+		t.Logf("script exited: %v", err)
+	case <-time.After(bound):
+		t.Errorf("script still running %v after Ctrl-C", bound)
+	}
+	gone := time.Now().Add(15 * time.Second)
+	for {
+		var alive []int
+		for _, p := range pids {
+			if running(p) {
+				alive = append(alive, p)
+			}
+		}
+		if len(alive) == 0 {
+			break
+		}
+		if time.Now().After(gone) {
+			t.Fatalf("still running after Ctrl-C: pids %v of %v (output before Ctrl-C:\n%s)",
+				alive, pids, strings.Join(out, "\n"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The load driver is no pid file's: it is in the script's group.
+	if err := syscall.Kill(-pgid, 0); err != syscall.ESRCH {
+		t.Fatalf("a process of the script's group (the load driver?) is still running: kill -0: %v", err)
+	}
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// cleanupBinaries returns LOCALNET_BIN_DIR (set by `make test`) or builds the
+// three binaries into a temporary directory, as the harness does.
+func cleanupBinaries(t *testing.T, root string) string {
+	if dir := os.Getenv("LOCALNET_BIN_DIR"); dir != "" {
+		return dir
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"inferenced", "fake-executor", "loadgen"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
+		}
+	}
+	return dir
+}
+
+// readPids reads the process ids scripts/localnet.sh recorded.
+func readPids(t *testing.T, dir string) []int {
+	files, err := filepath.Glob(filepath.Join(dir, "*.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range files {
+		bz, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := strconv.Atoi(strings.TrimSpace(string(bz)))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		pids = append(pids, p)
+	}
+	return pids
+}
+
+// running reports whether pid is a live process: a zombie, killed but not
+// yet reaped by its new parent, is not.
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) state ...": comm may hold spaces and parentheses.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
