@@ -54,8 +54,8 @@ func Decode(bz []byte, n int) (types.HealthVoteExtension, error) {
 
 // The protobuf tags of HealthVoteExtension's two fields.
 const (
-	tagEpochIndex = 1<<3 | 0 // varint
-	tagVerdicts   = 2<<3 | 2 // length-delimited
+	tagEpochIndex = 1 << 3   // field 1, wire type 0 (varint)
+	tagVerdicts   = 2<<3 | 2 // field 2, wire type 2 (length-delimited)
 )
 
 // parseCanonical reads the only layout Encode produces, without allocating:

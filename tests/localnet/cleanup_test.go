@@ -6,12 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	ln "github.com/inferenced/inferenced/tests/internal/localnet"
 )
 
 // cleanupOffset is this test's PORT_OFFSET. With NUM_VALIDATORS=2 its highest
@@ -27,8 +28,8 @@ func TestLocalnetRunStopsOnCtrlCWithClosedStdout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 2-validator network; run without -short")
 	}
-	root := repoRoot()
-	bins := cleanupBinaries(t, root)
+	root := ln.RepoRoot(t)
+	bins := ln.Binaries(t)
 	home := t.TempDir()
 	env := append(os.Environ(),
 		"LOCALNET_HOME="+home,
@@ -135,28 +136,6 @@ func TestLocalnetRunStopsOnCtrlCWithClosedStdout(t *testing.T) {
 	if err := syscall.Kill(-pgid, 0); err != syscall.ESRCH {
 		t.Fatalf("a process of the script's group (the load driver?) is still running: kill -0: %v", err)
 	}
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
-// cleanupBinaries returns LOCALNET_BIN_DIR (set by `make test`) or builds the
-// three binaries into a temporary directory, as the harness does.
-func cleanupBinaries(t *testing.T, root string) string {
-	if dir := os.Getenv("LOCALNET_BIN_DIR"); dir != "" {
-		return dir
-	}
-	dir := t.TempDir()
-	for _, name := range []string{"inferenced", "fake-executor", "loadgen"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", name, err, out)
-		}
-	}
-	return dir
 }
 
 // readPids reads the process ids scripts/localnet.sh recorded.

@@ -50,8 +50,7 @@ func (n *Net) WaitHeight(h int64, timeout time.Duration) {
 		}
 		if raw, err := n.CLI("status", "--node", n.RPCAddr()); err == nil && json.Unmarshal([]byte(raw), &st) == nil {
 			var got int64
-			fmt.Sscan(st.SyncInfo.LatestBlockHeight, &got)
-			if got >= h {
+			if _, err := fmt.Sscan(st.SyncInfo.LatestBlockHeight, &got); err == nil && got >= h {
 				return
 			}
 		}

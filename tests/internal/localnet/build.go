@@ -28,6 +28,13 @@ func BuildTagged(t *testing.T, tag string) string {
 	return out
 }
 
+// Binaries is the directory holding inferenced, fake-executor and loadgen
+// for a test that runs the scripts itself (see binaries).
+func Binaries(t *testing.T) string { return binaries(t, repoRoot(t)) }
+
+// RepoRoot is the repository's root directory, where scripts/ lives.
+func RepoRoot(t *testing.T) string { return repoRoot(t) }
+
 // binaries returns LOCALNET_BIN_DIR (set by `make test`) or builds the three
 // binaries into a temporary directory.
 func binaries(t *testing.T, root string) string {

@@ -43,8 +43,10 @@ func (n *Net) ProposalFile(title, summary string, msgs ...any) string {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	defer f.Close()
 	if _, err := f.Write(body); err != nil {
+		n.t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		n.t.Fatal(err)
 	}
 	return f.Name()

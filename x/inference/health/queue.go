@@ -75,8 +75,11 @@ func (s Store) hasPending(ctx context.Context, addr sdk.AccAddress) (bool, error
 	if err != nil {
 		return false, fmt.Errorf("iterate pending samples: %w", err)
 	}
-	defer it.Close()
-	return it.Valid(), nil
+	valid := it.Valid()
+	if err := it.Close(); err != nil {
+		return false, fmt.Errorf("close pending-samples iterator: %w", err)
+	}
+	return valid, nil
 }
 
 func (s Store) priorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {

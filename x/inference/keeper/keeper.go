@@ -4,6 +4,7 @@
 package keeper
 
 import (
+	"errors"
 	"fmt"
 
 	"cosmossdk.io/collections"
@@ -94,12 +95,14 @@ func (k Keeper) Authority() string { return k.authority }
 // AddressCodec is the account address codec.
 func (k Keeper) AddressCodec() address.Codec { return k.addressCodec }
 
-// SetHooks installs the inference hooks. It may be called once, at wiring.
-func (k Keeper) SetHooks(h types.InferenceHooks) {
+// SetHooks installs the inference hooks. It may be called once, at wiring;
+// a second call is refused, as it would silently drop the first hooks.
+func (k Keeper) SetHooks(h types.InferenceHooks) error {
 	if k.seams.hooks != nil {
-		panic("x/inference: hooks already set")
+		return errors.New("x/inference: hooks already set")
 	}
 	k.seams.hooks = h
+	return nil
 }
 
 // SetHealthStage replaces the health stage of the selection filter chain,

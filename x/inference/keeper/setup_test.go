@@ -121,7 +121,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	}
 	k, tc := newKeeper(t)
 	hooks := &recordingHooks{}
-	k.SetHooks(hooks)
+	require.NoError(t, k.SetHooks(hooks))
 	if cfg.health != nil {
 		k.SetHealthStage(cfg.health)
 	}
