@@ -12,19 +12,17 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// MetricPrefix is the telemetry key prefix of every breaker metric
-// (Prometheus: inference_breaker_*).
-var MetricPrefix = []string{types.ModuleName, "breaker"}
-
-func metricKey(name string) []string {
-	return append(append([]string{}, MetricPrefix...), name)
+// MetricKey names a metric of the circuit breaker: every one is
+// inference_breaker_<name...> in Prometheus.
+func MetricKey(name ...string) []string {
+	return append([]string{types.ModuleName, "breaker"}, name...)
 }
 
 var (
-	metricTransitions = metricKey("transitions")
-	metricCapRefusals = metricKey("cap_refusals")
-	metricExcluded    = metricKey("excluded")
-	metricProbing     = metricKey("probing")
+	metricTransitions = MetricKey("transitions")
+	metricCapRefusals = MetricKey("cap_refusals")
+	metricExcluded    = MetricKey("excluded")
+	metricProbing     = MetricKey("probing")
 )
 
 // emitTransition reports one state change as a typed event, a log line at
