@@ -15,9 +15,9 @@ import (
 	ln "github.com/inferenced/inferenced/tests/internal/localnet"
 )
 
-// cleanupOffset is this test's PORT_OFFSET. With NUM_VALIDATORS=2 its highest
-// port is 26658+100+5900 = 32658, below the ephemeral range.
-const cleanupOffset = 5900
+// cleanupNet is this test's network: 2 validators, so that its highest port
+// at offset 5900 (26658+100+5900 = 32658) stays below the ephemeral range.
+var cleanupNet = ln.Config{PortOffset: 5900, Validators: 2, Executors: 2}
 
 // TestLocalnetRunStopsOnCtrlCWithClosedStdout runs `make localnet`'s script
 // as `make localnet 2>&1 | tee run.log` would: its stdout and stderr are a
@@ -29,16 +29,8 @@ func TestLocalnetRunStopsOnCtrlCWithClosedStdout(t *testing.T) {
 		t.Skip("starts a 2-validator network; run without -short")
 	}
 	root := ln.RepoRoot(t)
-	bins := ln.Binaries(t)
 	home := t.TempDir()
-	env := append(os.Environ(),
-		"LOCALNET_HOME="+home,
-		fmt.Sprintf("PORT_OFFSET=%d", cleanupOffset),
-		"NUM_VALIDATORS=2", "NUM_EXECUTORS=2", "DEMO=0",
-		"INFERENCED="+filepath.Join(bins, "inferenced"),
-		"FAKE_EXECUTOR="+filepath.Join(bins, "fake-executor"),
-		"LOADGEN="+filepath.Join(bins, "loadgen"),
-	)
+	env := append(ln.ScriptEnv(t, cleanupNet, home), "DEMO=0")
 
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -66,20 +66,34 @@ func Start(t *testing.T, cfg Config) *Net {
 	return n
 }
 
-// environ is the script's environment: this process's, the harness's
-// paths, and the network's Config.
-func (n *Net) environ() []string {
-	inferenced := n.cfg.Inferenced
+// environ is the script's environment for this network.
+func (n *Net) environ() []string { return scriptEnv(n.cfg, n.Home, n.Bins) }
+
+// ScriptEnv is the environment scripts/localnet.sh (and localnet-run.sh,
+// which calls it) run with for a network of cfg whose data is in home: this
+// process's, the binaries' paths, and cfg. Start uses the same; a test that
+// runs a script itself uses this.
+func ScriptEnv(t *testing.T, cfg Config, home string) []string {
+	t.Helper()
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	return scriptEnv(cfg, home, Binaries(t))
+}
+
+func scriptEnv(cfg Config, home, bins string) []string {
+	inferenced := cfg.Inferenced
 	if inferenced == "" {
-		inferenced = filepath.Join(n.Bins, "inferenced")
+		inferenced = filepath.Join(bins, "inferenced")
 	}
 	env := append(os.Environ(),
-		"LOCALNET_HOME="+n.Home,
+		"LOCALNET_HOME="+home,
 		"INFERENCED="+inferenced,
-		"FAKE_EXECUTOR="+filepath.Join(n.Bins, "fake-executor"),
-		fmt.Sprintf("PORT_OFFSET=%d", n.cfg.PortOffset),
+		"FAKE_EXECUTOR="+filepath.Join(bins, "fake-executor"),
+		"LOADGEN="+filepath.Join(bins, "loadgen"),
+		fmt.Sprintf("PORT_OFFSET=%d", cfg.PortOffset),
 	)
-	return append(env, n.cfg.env()...)
+	return append(env, cfg.env()...)
 }
 
 // startWatchdog stops the network if this test process dies without running
