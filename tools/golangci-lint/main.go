@@ -14,6 +14,7 @@ import (
 	"github.com/golangci/golangci-lint/v2/pkg/exitcodes"
 
 	_ "github.com/inferenced/inferenced/tools/golangci-lint/gostmt"
+	_ "github.com/inferenced/inferenced/tools/golangci-lint/maprange"
 )
 
 const golangciModule = "github.com/golangci/golangci-lint/v2"
@@ -25,7 +26,7 @@ func main() {
 		for _, dep := range bi.Deps {
 			if dep.Path == golangciModule {
 				info.Version = strings.TrimPrefix(dep.Version, "v")
-				info.Commit = "(module " + dep.Sum + ", with the gostmt plugin)"
+				info.Commit = "(module " + dep.Sum + ", with the gostmt and maprange plugins)"
 			}
 		}
 	}
