@@ -16,6 +16,8 @@ func RegisterLegacyAminoCodec(cdc *codec.LegacyAmino) {
 	legacy.RegisterAminoMsg(cdc, &MsgUpdateParticipant{}, "inference/MsgUpdateParticipant")
 	legacy.RegisterAminoMsg(cdc, &MsgStartInference{}, "inference/MsgStartInference")
 	legacy.RegisterAminoMsg(cdc, &MsgFinishInference{}, "inference/MsgFinishInference")
+	legacy.RegisterAminoMsg(cdc, &MsgRegisterTransferAgent{}, "inference/MsgRegisterTransferAgent")
+	legacy.RegisterAminoMsg(cdc, &MsgLeaveTransferAgent{}, "inference/MsgLeaveTransferAgent")
 	cdc.RegisterConcrete(&Params{}, "inference/Params", nil)
 }
 
@@ -27,6 +29,8 @@ func RegisterInterfaces(registry codectypes.InterfaceRegistry) {
 		&MsgUpdateParticipant{},
 		&MsgStartInference{},
 		&MsgFinishInference{},
+		&MsgRegisterTransferAgent{},
+		&MsgLeaveTransferAgent{},
 	)
 	msgservice.RegisterMsgServiceDesc(registry, &_Msg_serviceDesc)
 }

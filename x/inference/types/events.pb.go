@@ -6,6 +6,7 @@ package types
 import (
 	fmt "fmt"
 	_ "github.com/cosmos/cosmos-proto"
+	types "github.com/cosmos/cosmos-sdk/types"
 	_ "github.com/cosmos/gogoproto/gogoproto"
 	proto "github.com/cosmos/gogoproto/proto"
 	io "io"
@@ -773,6 +774,444 @@ func (m *EventProbeStarted) GetHeight() int64 {
 	return 0
 }
 
+// EventTransferAgentRegistered is emitted when an agent registers.
+type EventTransferAgentRegistered struct {
+	Agent      string     `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	Bond       types.Coin `protobuf:"bytes,2,opt,name=bond,proto3" json:"bond"`
+	EpochIndex uint64     `protobuf:"varint,3,opt,name=epoch_index,json=epochIndex,proto3" json:"epoch_index,omitempty"`
+}
+
+func (m *EventTransferAgentRegistered) Reset()         { *m = EventTransferAgentRegistered{} }
+func (m *EventTransferAgentRegistered) String() string { return proto.CompactTextString(m) }
+func (*EventTransferAgentRegistered) ProtoMessage()    {}
+func (*EventTransferAgentRegistered) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{10}
+}
+func (m *EventTransferAgentRegistered) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventTransferAgentRegistered) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventTransferAgentRegistered.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventTransferAgentRegistered) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventTransferAgentRegistered.Merge(m, src)
+}
+func (m *EventTransferAgentRegistered) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventTransferAgentRegistered) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventTransferAgentRegistered.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventTransferAgentRegistered proto.InternalMessageInfo
+
+func (m *EventTransferAgentRegistered) GetAgent() string {
+	if m != nil {
+		return m.Agent
+	}
+	return ""
+}
+
+func (m *EventTransferAgentRegistered) GetBond() types.Coin {
+	if m != nil {
+		return m.Bond
+	}
+	return types.Coin{}
+}
+
+func (m *EventTransferAgentRegistered) GetEpochIndex() uint64 {
+	if m != nil {
+		return m.EpochIndex
+	}
+	return 0
+}
+
+// EventTransferAgentLeaving is emitted when an agent asks to leave.
+type EventTransferAgentLeaving struct {
+	Agent        string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	ReleaseEpoch uint64 `protobuf:"varint,2,opt,name=release_epoch,json=releaseEpoch,proto3" json:"release_epoch,omitempty"`
+}
+
+func (m *EventTransferAgentLeaving) Reset()         { *m = EventTransferAgentLeaving{} }
+func (m *EventTransferAgentLeaving) String() string { return proto.CompactTextString(m) }
+func (*EventTransferAgentLeaving) ProtoMessage()    {}
+func (*EventTransferAgentLeaving) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{11}
+}
+func (m *EventTransferAgentLeaving) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventTransferAgentLeaving) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventTransferAgentLeaving.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventTransferAgentLeaving) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventTransferAgentLeaving.Merge(m, src)
+}
+func (m *EventTransferAgentLeaving) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventTransferAgentLeaving) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventTransferAgentLeaving.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventTransferAgentLeaving proto.InternalMessageInfo
+
+func (m *EventTransferAgentLeaving) GetAgent() string {
+	if m != nil {
+		return m.Agent
+	}
+	return ""
+}
+
+func (m *EventTransferAgentLeaving) GetReleaseEpoch() uint64 {
+	if m != nil {
+		return m.ReleaseEpoch
+	}
+	return 0
+}
+
+// EventTransferAgentLeft is emitted when a leaving agent's bond is returned.
+type EventTransferAgentLeft struct {
+	Agent      string     `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	Bond       types.Coin `protobuf:"bytes,2,opt,name=bond,proto3" json:"bond"`
+	EpochIndex uint64     `protobuf:"varint,3,opt,name=epoch_index,json=epochIndex,proto3" json:"epoch_index,omitempty"`
+}
+
+func (m *EventTransferAgentLeft) Reset()         { *m = EventTransferAgentLeft{} }
+func (m *EventTransferAgentLeft) String() string { return proto.CompactTextString(m) }
+func (*EventTransferAgentLeft) ProtoMessage()    {}
+func (*EventTransferAgentLeft) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{12}
+}
+func (m *EventTransferAgentLeft) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventTransferAgentLeft) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventTransferAgentLeft.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventTransferAgentLeft) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventTransferAgentLeft.Merge(m, src)
+}
+func (m *EventTransferAgentLeft) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventTransferAgentLeft) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventTransferAgentLeft.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventTransferAgentLeft proto.InternalMessageInfo
+
+func (m *EventTransferAgentLeft) GetAgent() string {
+	if m != nil {
+		return m.Agent
+	}
+	return ""
+}
+
+func (m *EventTransferAgentLeft) GetBond() types.Coin {
+	if m != nil {
+		return m.Bond
+	}
+	return types.Coin{}
+}
+
+func (m *EventTransferAgentLeft) GetEpochIndex() uint64 {
+	if m != nil {
+		return m.EpochIndex
+	}
+	return 0
+}
+
+// EventTransferAgentStopped is emitted when an agent's uncorroborated misses
+// go over its allowance: its starts are refused for the rest of the epoch.
+type EventTransferAgentStopped struct {
+	Agent                string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	EpochIndex           uint64 `protobuf:"varint,2,opt,name=epoch_index,json=epochIndex,proto3" json:"epoch_index,omitempty"`
+	UncorroboratedMisses uint64 `protobuf:"varint,3,opt,name=uncorroborated_misses,json=uncorroboratedMisses,proto3" json:"uncorroborated_misses,omitempty"`
+	MissAllowance        uint64 `protobuf:"varint,4,opt,name=miss_allowance,json=missAllowance,proto3" json:"miss_allowance,omitempty"`
+	Finished             uint64 `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	Height               int64  `protobuf:"varint,6,opt,name=height,proto3" json:"height,omitempty"`
+}
+
+func (m *EventTransferAgentStopped) Reset()         { *m = EventTransferAgentStopped{} }
+func (m *EventTransferAgentStopped) String() string { return proto.CompactTextString(m) }
+func (*EventTransferAgentStopped) ProtoMessage()    {}
+func (*EventTransferAgentStopped) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{13}
+}
+func (m *EventTransferAgentStopped) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventTransferAgentStopped) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventTransferAgentStopped.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventTransferAgentStopped) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventTransferAgentStopped.Merge(m, src)
+}
+func (m *EventTransferAgentStopped) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventTransferAgentStopped) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventTransferAgentStopped.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventTransferAgentStopped proto.InternalMessageInfo
+
+func (m *EventTransferAgentStopped) GetAgent() string {
+	if m != nil {
+		return m.Agent
+	}
+	return ""
+}
+
+func (m *EventTransferAgentStopped) GetEpochIndex() uint64 {
+	if m != nil {
+		return m.EpochIndex
+	}
+	return 0
+}
+
+func (m *EventTransferAgentStopped) GetUncorroboratedMisses() uint64 {
+	if m != nil {
+		return m.UncorroboratedMisses
+	}
+	return 0
+}
+
+func (m *EventTransferAgentStopped) GetMissAllowance() uint64 {
+	if m != nil {
+		return m.MissAllowance
+	}
+	return 0
+}
+
+func (m *EventTransferAgentStopped) GetFinished() uint64 {
+	if m != nil {
+		return m.Finished
+	}
+	return 0
+}
+
+func (m *EventTransferAgentStopped) GetHeight() int64 {
+	if m != nil {
+		return m.Height
+	}
+	return 0
+}
+
+// EventTrafficMissHeld is emitted when a traffic miss is not (yet)
+// corroborated: it does not count against the executor, and is charged to
+// its agent.
+type EventTrafficMissHeld struct {
+	Executor    string `protobuf:"bytes,1,opt,name=executor,proto3" json:"executor,omitempty"`
+	Agent       string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	StartHeight int64  `protobuf:"varint,3,opt,name=start_height,json=startHeight,proto3" json:"start_height,omitempty"`
+	Probe       bool   `protobuf:"varint,4,opt,name=probe,proto3" json:"probe,omitempty"`
+	// held is how many misses the executor's ledger now holds.
+	Held   uint32 `protobuf:"varint,5,opt,name=held,proto3" json:"held,omitempty"`
+	Height int64  `protobuf:"varint,6,opt,name=height,proto3" json:"height,omitempty"`
+}
+
+func (m *EventTrafficMissHeld) Reset()         { *m = EventTrafficMissHeld{} }
+func (m *EventTrafficMissHeld) String() string { return proto.CompactTextString(m) }
+func (*EventTrafficMissHeld) ProtoMessage()    {}
+func (*EventTrafficMissHeld) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{14}
+}
+func (m *EventTrafficMissHeld) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventTrafficMissHeld) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventTrafficMissHeld.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventTrafficMissHeld) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventTrafficMissHeld.Merge(m, src)
+}
+func (m *EventTrafficMissHeld) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventTrafficMissHeld) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventTrafficMissHeld.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventTrafficMissHeld proto.InternalMessageInfo
+
+func (m *EventTrafficMissHeld) GetExecutor() string {
+	if m != nil {
+		return m.Executor
+	}
+	return ""
+}
+
+func (m *EventTrafficMissHeld) GetAgent() string {
+	if m != nil {
+		return m.Agent
+	}
+	return ""
+}
+
+func (m *EventTrafficMissHeld) GetStartHeight() int64 {
+	if m != nil {
+		return m.StartHeight
+	}
+	return 0
+}
+
+func (m *EventTrafficMissHeld) GetProbe() bool {
+	if m != nil {
+		return m.Probe
+	}
+	return false
+}
+
+func (m *EventTrafficMissHeld) GetHeld() uint32 {
+	if m != nil {
+		return m.Held
+	}
+	return 0
+}
+
+func (m *EventTrafficMissHeld) GetHeight() int64 {
+	if m != nil {
+		return m.Height
+	}
+	return 0
+}
+
+// EventTrafficMissCounted is emitted when a traffic miss counts against its
+// executor (breaker window and SPRT).
+type EventTrafficMissCounted struct {
+	Executor    string `protobuf:"bytes,1,opt,name=executor,proto3" json:"executor,omitempty"`
+	Agent       string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	StartHeight int64  `protobuf:"varint,3,opt,name=start_height,json=startHeight,proto3" json:"start_height,omitempty"`
+	// by_attestation: an attested miss fell in its lifetime; otherwise
+	// misses through other agents backed it.
+	ByAttestation bool `protobuf:"varint,4,opt,name=by_attestation,json=byAttestation,proto3" json:"by_attestation,omitempty"`
+	// was_held: it had been held (its agent's charge is refunded).
+	WasHeld bool  `protobuf:"varint,5,opt,name=was_held,json=wasHeld,proto3" json:"was_held,omitempty"`
+	Height  int64 `protobuf:"varint,6,opt,name=height,proto3" json:"height,omitempty"`
+}
+
+func (m *EventTrafficMissCounted) Reset()         { *m = EventTrafficMissCounted{} }
+func (m *EventTrafficMissCounted) String() string { return proto.CompactTextString(m) }
+func (*EventTrafficMissCounted) ProtoMessage()    {}
+func (*EventTrafficMissCounted) Descriptor() ([]byte, []int) {
+	return fileDescriptor_81425b659142ecc0, []int{15}
+}
+func (m *EventTrafficMissCounted) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *EventTrafficMissCounted) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_EventTrafficMissCounted.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *EventTrafficMissCounted) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_EventTrafficMissCounted.Merge(m, src)
+}
+func (m *EventTrafficMissCounted) XXX_Size() int {
+	return m.Size()
+}
+func (m *EventTrafficMissCounted) XXX_DiscardUnknown() {
+	xxx_messageInfo_EventTrafficMissCounted.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_EventTrafficMissCounted proto.InternalMessageInfo
+
+func (m *EventTrafficMissCounted) GetExecutor() string {
+	if m != nil {
+		return m.Executor
+	}
+	return ""
+}
+
+func (m *EventTrafficMissCounted) GetAgent() string {
+	if m != nil {
+		return m.Agent
+	}
+	return ""
+}
+
+func (m *EventTrafficMissCounted) GetStartHeight() int64 {
+	if m != nil {
+		return m.StartHeight
+	}
+	return 0
+}
+
+func (m *EventTrafficMissCounted) GetByAttestation() bool {
+	if m != nil {
+		return m.ByAttestation
+	}
+	return false
+}
+
+func (m *EventTrafficMissCounted) GetWasHeld() bool {
+	if m != nil {
+		return m.WasHeld
+	}
+	return false
+}
+
+func (m *EventTrafficMissCounted) GetHeight() int64 {
+	if m != nil {
+		return m.Height
+	}
+	return 0
+}
+
 func init() {
 	proto.RegisterType((*EventParticipantRegistered)(nil), "inferenced.inference.v1.EventParticipantRegistered")
 	proto.RegisterType((*EventEpochStarted)(nil), "inferenced.inference.v1.EventEpochStarted")
@@ -784,6 +1223,12 @@ func init() {
 	proto.RegisterType((*EventExecutorHealthChanged)(nil), "inferenced.inference.v1.EventExecutorHealthChanged")
 	proto.RegisterType((*EventExclusionCapped)(nil), "inferenced.inference.v1.EventExclusionCapped")
 	proto.RegisterType((*EventProbeStarted)(nil), "inferenced.inference.v1.EventProbeStarted")
+	proto.RegisterType((*EventTransferAgentRegistered)(nil), "inferenced.inference.v1.EventTransferAgentRegistered")
+	proto.RegisterType((*EventTransferAgentLeaving)(nil), "inferenced.inference.v1.EventTransferAgentLeaving")
+	proto.RegisterType((*EventTransferAgentLeft)(nil), "inferenced.inference.v1.EventTransferAgentLeft")
+	proto.RegisterType((*EventTransferAgentStopped)(nil), "inferenced.inference.v1.EventTransferAgentStopped")
+	proto.RegisterType((*EventTrafficMissHeld)(nil), "inferenced.inference.v1.EventTrafficMissHeld")
+	proto.RegisterType((*EventTrafficMissCounted)(nil), "inferenced.inference.v1.EventTrafficMissCounted")
 }
 
 func init() {
@@ -791,66 +1236,84 @@ func init() {
 }
 
 var fileDescriptor_81425b659142ecc0 = []byte{
-	// 931 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xb4, 0x56, 0x4f, 0x6f, 0xdc, 0x44,
-	0x14, 0x8f, 0x37, 0x4e, 0x36, 0x99, 0x4d, 0x16, 0x6a, 0x85, 0xd6, 0xe4, 0xb0, 0x49, 0xdc, 0x22,
-	0x56, 0x42, 0xec, 0xaa, 0x4b, 0x25, 0xb8, 0x20, 0xd4, 0x44, 0x41, 0x8d, 0xe0, 0x10, 0xcd, 0xaa,
-	0xaa, 0xc4, 0xc5, 0x9a, 0xb5, 0x5f, 0xbc, 0xa3, 0xda, 0x33, 0xee, 0xcc, 0x6c, 0xba, 0xdc, 0xf9,
-	0x00, 0x1c, 0x38, 0xf1, 0x39, 0x38, 0x71, 0x41, 0xdc, 0x7a, 0xac, 0x38, 0x71, 0x42, 0x28, 0xf9,
-	0x0a, 0x7c, 0x00, 0x34, 0x7f, 0xec, 0xfd, 0x43, 0xb7, 0x8d, 0x22, 0x71, 0xf3, 0xfb, 0xf9, 0xbd,
-	0x79, 0xbf, 0xf9, 0xcd, 0x9b, 0x9f, 0x8d, 0x1e, 0x50, 0x76, 0x01, 0x02, 0x58, 0x02, 0x69, 0xbf,
-	0x7e, 0xec, 0x5f, 0x3e, 0xec, 0xc3, 0x25, 0x30, 0x25, 0x7b, 0xa5, 0xe0, 0x8a, 0x07, 0xf7, 0x66,
-	0x59, 0xbd, 0xfa, 0xb1, 0x77, 0xf9, 0x70, 0xff, 0xc3, 0x84, 0xcb, 0x82, 0xcb, 0xd8, 0xa4, 0xf5,
-	0x6d, 0x60, 0x6b, 0xf6, 0xf7, 0x32, 0x9e, 0x71, 0x8b, 0xeb, 0x27, 0x87, 0xae, 0xec, 0x37, 0x06,
-	0x92, 0xab, 0xf1, 0xbb, 0xb2, 0x4a, 0x22, 0x48, 0xe1, 0x3a, 0x44, 0xbf, 0x79, 0x68, 0xff, 0x54,
-	0xd3, 0x3c, 0x27, 0x42, 0xd1, 0x84, 0x96, 0x84, 0x29, 0x0c, 0x19, 0x95, 0x0a, 0x04, 0xa4, 0xc1,
-	0x00, 0x35, 0x49, 0x9a, 0x0a, 0x90, 0x32, 0xf4, 0x0e, 0xbd, 0xee, 0xf6, 0x71, 0xf8, 0xc7, 0x2f,
-	0x9f, 0xee, 0x39, 0x8e, 0x8f, 0xed, 0x9b, 0xa1, 0x12, 0x94, 0x65, 0xb8, 0x4a, 0x0c, 0xee, 0xa3,
-	0xdd, 0xba, 0x5f, 0x3c, 0x11, 0x79, 0xd8, 0xd0, 0x95, 0x78, 0xa7, 0x06, 0x9f, 0x8a, 0x3c, 0xb8,
-	0x8b, 0x36, 0x0b, 0x9e, 0x42, 0x2e, 0xc3, 0xf5, 0xc3, 0xf5, 0xee, 0x36, 0x76, 0x91, 0xc6, 0x5f,
-	0x02, 0xcd, 0xc6, 0x2a, 0xf4, 0x0f, 0xbd, 0xae, 0x8f, 0x5d, 0x14, 0x84, 0xa8, 0x39, 0x29, 0x53,
-	0xa2, 0x20, 0x0d, 0x37, 0x0e, 0xbd, 0xee, 0x16, 0xae, 0xc2, 0xe8, 0x27, 0x0f, 0xdd, 0x31, 0x3b,
-	0x38, 0x2d, 0x79, 0x32, 0x1e, 0x2a, 0x22, 0x14, 0xa4, 0xc1, 0x01, 0x6a, 0x81, 0x8e, 0x63, 0xca,
-	0x52, 0x98, 0x1a, 0xf2, 0x3e, 0x46, 0x06, 0x3a, 0xd3, 0x48, 0x70, 0x84, 0x76, 0xa4, 0xce, 0x8d,
-	0xc7, 0xb6, 0x9d, 0x26, 0xb9, 0x8e, 0x5b, 0x06, 0x7b, 0x52, 0xf7, 0x2c, 0xa0, 0x18, 0x81, 0xd0,
-	0x24, 0xbd, 0xee, 0x2e, 0xae, 0x42, 0x5d, 0xac, 0xb8, 0x22, 0x79, 0xbc, 0xc0, 0xb5, 0x65, 0xb0,
-	0x67, 0x06, 0x8a, 0xfe, 0xf1, 0xd0, 0x07, 0x86, 0xd6, 0x59, 0xb5, 0xed, 0x8a, 0xda, 0x11, 0x9a,
-	0x49, 0x11, 0xd3, 0xd4, 0x0a, 0x8b, 0x5b, 0x35, 0x76, 0x96, 0x06, 0x7b, 0x68, 0xc3, 0xe8, 0xe1,
-	0xa4, 0xb3, 0x41, 0xf0, 0x15, 0x6a, 0x2b, 0x41, 0x98, 0xbc, 0x00, 0x11, 0x93, 0x0c, 0x98, 0x32,
-	0xb4, 0xde, 0x76, 0x26, 0xbb, 0x55, 0xfe, 0x63, 0x9d, 0x1e, 0x3c, 0x42, 0x5b, 0x30, 0x85, 0x64,
-	0xa2, 0xb8, 0x30, 0x94, 0xdf, 0x56, 0x5a, 0x67, 0x06, 0x9f, 0xa0, 0x3b, 0x30, 0x2d, 0xa9, 0x20,
-	0x8a, 0x72, 0x56, 0xc9, 0xb5, 0x61, 0xe4, 0x7a, 0x7f, 0xf6, 0xc2, 0x6a, 0x16, 0xbd, 0x40, 0x77,
-	0x17, 0x77, 0xfd, 0x35, 0x65, 0x54, 0x8e, 0x6f, 0xb6, 0xed, 0x79, 0x7e, 0x8d, 0x9b, 0xf2, 0x8b,
-	0xca, 0x65, 0xa1, 0x4f, 0x35, 0xa9, 0xff, 0xb3, 0xe3, 0xef, 0x1e, 0x0a, 0x97, 0x2f, 0xcd, 0x19,
-	0x23, 0x89, 0xa2, 0x97, 0x70, 0xab, 0x2b, 0xf3, 0x31, 0x7a, 0x6f, 0xc6, 0x34, 0xe1, 0x13, 0x66,
-	0xe7, 0xd1, 0xc7, 0xed, 0x1a, 0x3e, 0xd1, 0xa8, 0x4e, 0x2c, 0xa8, 0x94, 0x90, 0xc6, 0x02, 0x5e,
-	0x4c, 0x40, 0x2a, 0x3b, 0x9a, 0x3e, 0x6e, 0x5b, 0x18, 0x3b, 0x74, 0x79, 0xfe, 0xfd, 0xe5, 0xf9,
-	0x8f, 0x86, 0x28, 0xa8, 0xb6, 0x40, 0x0a, 0xf9, 0xd4, 0x5e, 0xa6, 0xe0, 0x4b, 0xb4, 0x69, 0xed,
-	0xc1, 0x70, 0x6f, 0x0d, 0x0e, 0x7a, 0x2b, 0x5c, 0xab, 0x67, 0xeb, 0x8e, 0xfd, 0x57, 0x7f, 0x1d,
-	0xac, 0x61, 0x57, 0x14, 0xfd, 0xec, 0x3b, 0x37, 0x39, 0x75, 0x52, 0x3d, 0x31, 0x8e, 0x74, 0x32,
-	0x26, 0x2c, 0x83, 0x45, 0xb5, 0xbd, 0x1b, 0xcf, 0xdf, 0x17, 0xc8, 0xbf, 0x10, 0xbc, 0x30, 0x8a,
-	0xb4, 0x07, 0x0f, 0x56, 0x32, 0xb2, 0xbd, 0x86, 0x8a, 0x28, 0xc0, 0xa6, 0x22, 0x78, 0x84, 0x1a,
-	0x8a, 0x1b, 0x81, 0x6e, 0x5a, 0xd7, 0x50, 0x5c, 0x6b, 0x20, 0x80, 0x48, 0xce, 0x8c, 0x6a, 0xed,
-	0xc1, 0x47, 0xef, 0xa8, 0xc4, 0x26, 0x19, 0xbb, 0xa2, 0xe0, 0x73, 0xe4, 0x3f, 0xa7, 0xcc, 0xda,
-	0x54, 0x7b, 0x70, 0x7f, 0x65, 0xf1, 0x90, 0x14, 0x65, 0x0e, 0xdf, 0x50, 0x96, 0x62, 0x53, 0xa0,
-	0xed, 0x46, 0x1a, 0x4c, 0x86, 0x9b, 0xd6, 0x6e, 0x5c, 0x68, 0xcc, 0x52, 0x1f, 0xaf, 0x0c, 0x9b,
-	0xe6, 0x85, 0x8b, 0x82, 0x08, 0xed, 0xea, 0xa7, 0x58, 0x10, 0x05, 0x71, 0x99, 0xa8, 0x70, 0xcb,
-	0xbc, 0x6e, 0x69, 0x10, 0x13, 0x05, 0xe7, 0x89, 0x99, 0x98, 0x84, 0xf3, 0x3c, 0xe5, 0x2f, 0x59,
-	0x3c, 0xca, 0x79, 0xf2, 0x5c, 0x86, 0xdb, 0x76, 0x62, 0x2a, 0xf8, 0xd8, 0xa0, 0x41, 0x07, 0x21,
-	0x98, 0x26, 0xf9, 0x44, 0x52, 0xce, 0x64, 0x88, 0xcc, 0x4a, 0x73, 0x88, 0x26, 0xe1, 0xee, 0x7e,
-	0xcb, 0xdc, 0x7d, 0x17, 0xe9, 0x06, 0x90, 0xd3, 0x8c, 0x8e, 0x72, 0xa8, 0xcc, 0x61, 0xc7, 0x24,
-	0xb4, 0x2b, 0xd8, 0x59, 0xc3, 0xaf, 0x0d, 0xb4, 0xe7, 0x86, 0xc3, 0x2d, 0x7a, 0x42, 0xca, 0xf2,
-	0xd6, 0x63, 0xf1, 0x66, 0x8f, 0xd4, 0x6c, 0xf4, 0xf2, 0x29, 0xa4, 0x95, 0x39, 0xbb, 0x0b, 0x52,
-	0xc1, 0xcf, 0x66, 0xb4, 0xdd, 0x52, 0x8b, 0x2e, 0xde, 0xae, 0x60, 0x97, 0x78, 0x84, 0x76, 0xcc,
-	0xd2, 0x55, 0xd6, 0x86, 0xf5, 0x7a, 0x83, 0xb9, 0x94, 0x7b, 0xa8, 0x99, 0x90, 0xd2, 0x9c, 0xc0,
-	0xa6, 0xfd, 0x6a, 0x25, 0xa4, 0xd4, 0xe2, 0xcf, 0x1d, 0x69, 0x73, 0xd5, 0x91, 0x6e, 0x2d, 0x1c,
-	0xe9, 0x4c, 0xe5, 0xed, 0x79, 0x95, 0xa3, 0x1f, 0xaa, 0xaf, 0xdc, 0xb9, 0xe0, 0xa3, 0xfa, 0x53,
-	0x72, 0x3b, 0xe5, 0x96, 0x7d, 0xb1, 0xf1, 0x5f, 0x5f, 0x9c, 0xd1, 0x58, 0x9f, 0xa7, 0x71, 0xfc,
-	0xed, 0xab, 0xab, 0x8e, 0xf7, 0xfa, 0xaa, 0xe3, 0xfd, 0x7d, 0xd5, 0xf1, 0x7e, 0xbc, 0xee, 0xac,
-	0xbd, 0xbe, 0xee, 0xac, 0xfd, 0x79, 0xdd, 0x59, 0xfb, 0x6e, 0x90, 0x51, 0x35, 0x9e, 0x8c, 0x7a,
-	0x09, 0x2f, 0xfa, 0x6f, 0xfa, 0xf3, 0x48, 0xfb, 0xd3, 0xb9, 0xdf, 0x10, 0xf5, 0x7d, 0x09, 0x72,
-	0xb4, 0x69, 0xfe, 0x41, 0x3e, 0xfb, 0x37, 0x00, 0x00, 0xff, 0xff, 0xa0, 0xef, 0x77, 0x07, 0x41,
-	0x09, 0x00, 0x00,
+	// 1227 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xcc, 0x57, 0x4f, 0x6f, 0x1b, 0x45,
+	0x14, 0xcf, 0x3a, 0x1b, 0xdb, 0x19, 0xc7, 0x86, 0xae, 0xdc, 0x76, 0x13, 0x21, 0x37, 0x75, 0x5b,
+	0x11, 0x09, 0x61, 0xab, 0x6e, 0x25, 0xb8, 0x20, 0x94, 0x44, 0x41, 0x8d, 0x28, 0x52, 0xb5, 0x6e,
+	0x55, 0x89, 0xcb, 0x6a, 0x76, 0xf7, 0xd9, 0x1e, 0x75, 0x3d, 0xb3, 0x9d, 0x19, 0x27, 0xe9, 0x9d,
+	0x0f, 0xc0, 0x81, 0x13, 0x07, 0x4e, 0x7c, 0x04, 0x4e, 0x5c, 0x10, 0xb7, 0x1e, 0x2b, 0x4e, 0x9c,
+	0x10, 0xb4, 0x5f, 0x81, 0x63, 0x0f, 0x68, 0xfe, 0xec, 0xfa, 0x4f, 0xea, 0x26, 0x8d, 0x84, 0xd4,
+	0xdb, 0xbe, 0xdf, 0xbc, 0x37, 0xf3, 0x7b, 0x6f, 0xde, 0xfc, 0x66, 0x16, 0xdd, 0x24, 0x74, 0x00,
+	0x1c, 0x68, 0x0c, 0x49, 0xb7, 0xf8, 0xec, 0x1e, 0xdd, 0xee, 0xc2, 0x11, 0x50, 0x29, 0x3a, 0x19,
+	0x67, 0x92, 0x79, 0x57, 0xa7, 0x5e, 0x9d, 0xe2, 0xb3, 0x73, 0x74, 0x7b, 0x6b, 0x33, 0x66, 0x62,
+	0xcc, 0x44, 0xa8, 0xdd, 0xba, 0xc6, 0x30, 0x31, 0x5b, 0x2d, 0x63, 0x75, 0x23, 0x2c, 0xd4, 0x84,
+	0x11, 0x48, 0x7c, 0xbb, 0x1b, 0x33, 0x42, 0xed, 0x78, 0x73, 0xc8, 0x86, 0xcc, 0xc4, 0xa9, 0x2f,
+	0x8b, 0x2e, 0xe5, 0x33, 0x02, 0x9c, 0xca, 0xd1, 0x59, 0x5e, 0x19, 0xe6, 0x78, 0x6c, 0x19, 0xb4,
+	0x7f, 0x73, 0xd0, 0xd6, 0x81, 0x4a, 0xe3, 0x01, 0xe6, 0x92, 0xc4, 0x24, 0xc3, 0x54, 0x06, 0x30,
+	0x24, 0x42, 0x02, 0x87, 0xc4, 0xeb, 0xa1, 0x0a, 0x4e, 0x12, 0x0e, 0x42, 0xf8, 0xce, 0xb6, 0xb3,
+	0xb3, 0xbe, 0xe7, 0xff, 0xf1, 0xcb, 0xa7, 0x4d, 0x9b, 0xc3, 0xae, 0x19, 0xe9, 0x4b, 0x4e, 0xe8,
+	0x30, 0xc8, 0x1d, 0xbd, 0x1b, 0xa8, 0x5e, 0xac, 0x17, 0x4e, 0x78, 0xea, 0x97, 0x54, 0x64, 0xb0,
+	0x51, 0x80, 0x8f, 0x78, 0xea, 0x5d, 0x41, 0xe5, 0x31, 0x4b, 0x20, 0x15, 0xfe, 0xea, 0xf6, 0xea,
+	0xce, 0x7a, 0x60, 0x2d, 0x85, 0x1f, 0x03, 0x19, 0x8e, 0xa4, 0xef, 0x6e, 0x3b, 0x3b, 0x6e, 0x60,
+	0x2d, 0xcf, 0x47, 0x95, 0x49, 0x96, 0x60, 0x09, 0x89, 0xbf, 0xb6, 0xed, 0xec, 0x54, 0x83, 0xdc,
+	0x6c, 0xff, 0xe0, 0xa0, 0x4b, 0x3a, 0x83, 0x83, 0x8c, 0xc5, 0xa3, 0xbe, 0xc4, 0x5c, 0x42, 0xe2,
+	0x5d, 0x43, 0x35, 0x50, 0x76, 0x48, 0x68, 0x02, 0x27, 0x9a, 0xbc, 0x1b, 0x20, 0x0d, 0x1d, 0x2a,
+	0xc4, 0xbb, 0x8e, 0x36, 0x84, 0xf2, 0x0d, 0x47, 0x66, 0x39, 0x45, 0x72, 0x35, 0xa8, 0x69, 0xec,
+	0x5e, 0xb1, 0xe6, 0x18, 0xc6, 0x11, 0x70, 0x45, 0xd2, 0xd9, 0xa9, 0x07, 0xb9, 0xa9, 0x82, 0x25,
+	0x93, 0x38, 0x0d, 0xe7, 0xb8, 0xd6, 0x34, 0xf6, 0x58, 0x43, 0xed, 0x7f, 0x1d, 0x74, 0x59, 0xd3,
+	0x3a, 0xcc, 0xd3, 0xce, 0xa9, 0x5d, 0x47, 0xd3, 0x52, 0x84, 0x24, 0x31, 0x85, 0x0d, 0x6a, 0x05,
+	0x76, 0x98, 0x78, 0x4d, 0xb4, 0xa6, 0xeb, 0x61, 0x4b, 0x67, 0x0c, 0xef, 0x4b, 0xd4, 0x90, 0x1c,
+	0x53, 0x31, 0x00, 0x1e, 0xe2, 0x21, 0x50, 0xa9, 0x69, 0xbd, 0x6d, 0x4f, 0xea, 0xb9, 0xff, 0xae,
+	0x72, 0xf7, 0xee, 0xa2, 0x2a, 0x9c, 0x40, 0x3c, 0x91, 0x8c, 0x6b, 0xca, 0x6f, 0x0b, 0x2d, 0x3c,
+	0xbd, 0x4f, 0xd0, 0x25, 0x38, 0xc9, 0x08, 0xc7, 0x92, 0x30, 0x9a, 0x97, 0x6b, 0x4d, 0x97, 0xeb,
+	0xc3, 0xe9, 0x80, 0xa9, 0x59, 0xfb, 0x29, 0xba, 0x32, 0x9f, 0xf5, 0x57, 0x84, 0x12, 0x31, 0x3a,
+	0x5f, 0xda, 0xb3, 0xfc, 0x4a, 0xe7, 0xe5, 0xd7, 0xce, 0x16, 0x0b, 0x7d, 0xa0, 0x48, 0xfd, 0x9f,
+	0x2b, 0xfe, 0xee, 0x20, 0x7f, 0xf1, 0xd0, 0x1c, 0x52, 0x1c, 0x4b, 0x72, 0x04, 0x17, 0x3a, 0x32,
+	0x1f, 0xa3, 0x0f, 0xa6, 0x4c, 0x63, 0x36, 0xa1, 0xa6, 0x1f, 0xdd, 0xa0, 0x51, 0xc0, 0xfb, 0x0a,
+	0x55, 0x8e, 0x63, 0x22, 0x04, 0x24, 0x21, 0x87, 0xa7, 0x13, 0x10, 0xd2, 0xb4, 0xa6, 0x1b, 0x34,
+	0x0c, 0x1c, 0x58, 0x74, 0xb1, 0xff, 0xdd, 0xc5, 0xfe, 0x6f, 0xf7, 0x91, 0x97, 0xa7, 0x80, 0xc7,
+	0xe2, 0x91, 0x39, 0x4c, 0xde, 0x17, 0xa8, 0x6c, 0xe4, 0x41, 0x73, 0xaf, 0xf5, 0xae, 0x75, 0x96,
+	0xa8, 0x5a, 0xc7, 0xc4, 0xed, 0xb9, 0xcf, 0xff, 0xba, 0xb6, 0x12, 0xd8, 0xa0, 0xf6, 0x8f, 0xae,
+	0x55, 0x93, 0x03, 0x5b, 0xaa, 0x7b, 0x5a, 0x91, 0xf6, 0x47, 0x98, 0x0e, 0x61, 0xbe, 0xda, 0xce,
+	0xb9, 0xfb, 0xef, 0x73, 0xe4, 0x0e, 0x38, 0x1b, 0xeb, 0x8a, 0x34, 0x7a, 0x37, 0x97, 0x32, 0x32,
+	0x6b, 0xf5, 0x25, 0x96, 0x10, 0xe8, 0x08, 0xef, 0x2e, 0x2a, 0x49, 0xa6, 0x0b, 0x74, 0xde, 0xb8,
+	0x92, 0x64, 0xaa, 0x06, 0x1c, 0xb0, 0x60, 0x54, 0x57, 0xad, 0xd1, 0xbb, 0x75, 0x46, 0x64, 0xa0,
+	0x9d, 0x03, 0x1b, 0xe4, 0x7d, 0x86, 0xdc, 0x27, 0x84, 0x1a, 0x99, 0x6a, 0xf4, 0x6e, 0x2c, 0x0d,
+	0xee, 0xe3, 0x71, 0x96, 0xc2, 0xd7, 0x84, 0x26, 0x81, 0x0e, 0x50, 0x72, 0x23, 0x34, 0x26, 0xfc,
+	0xb2, 0x91, 0x1b, 0x6b, 0x6a, 0xb1, 0x54, 0xdb, 0x2b, 0xfc, 0x8a, 0x1e, 0xb0, 0x96, 0xd7, 0x46,
+	0x75, 0xf5, 0x15, 0x72, 0x2c, 0x21, 0xcc, 0x62, 0xe9, 0x57, 0xf5, 0x70, 0x4d, 0x81, 0x01, 0x96,
+	0xf0, 0x20, 0xd6, 0x1d, 0x13, 0x33, 0x96, 0x26, 0xec, 0x98, 0x86, 0x51, 0xca, 0xe2, 0x27, 0xc2,
+	0x5f, 0x37, 0x1d, 0x93, 0xc3, 0x7b, 0x1a, 0xf5, 0x5a, 0x08, 0xc1, 0x49, 0x9c, 0x4e, 0x04, 0x61,
+	0x54, 0xf8, 0x48, 0xcf, 0x34, 0x83, 0x28, 0x12, 0xf6, 0xec, 0xd7, 0xf4, 0xd9, 0xb7, 0x96, 0x5a,
+	0x00, 0x52, 0x32, 0x24, 0x51, 0x0a, 0xb9, 0x38, 0x6c, 0x68, 0x87, 0x46, 0x0e, 0x5b, 0x69, 0xf8,
+	0xb5, 0x84, 0x9a, 0xb6, 0x39, 0xec, 0xa4, 0xfb, 0x38, 0xcb, 0x2e, 0xdc, 0x16, 0x6f, 0xd6, 0x48,
+	0xc5, 0x46, 0x4d, 0x9f, 0x40, 0x92, 0x8b, 0xb3, 0x3d, 0x20, 0x39, 0xfc, 0x78, 0x4a, 0xdb, 0x4e,
+	0x35, 0xaf, 0xe2, 0x8d, 0x1c, 0xb6, 0x8e, 0xd7, 0xd1, 0x86, 0x9e, 0x3a, 0xf7, 0x5a, 0x33, 0x5a,
+	0xaf, 0x31, 0xeb, 0x72, 0x15, 0x55, 0x62, 0x9c, 0xe9, 0x1d, 0x28, 0x9b, 0x5b, 0x2b, 0xc6, 0x99,
+	0x2a, 0xfe, 0xcc, 0x96, 0x56, 0x96, 0x6d, 0x69, 0x75, 0x6e, 0x4b, 0xa7, 0x55, 0x5e, 0x9f, 0xad,
+	0x72, 0xfb, 0xbb, 0xfc, 0x96, 0x7b, 0xc0, 0x59, 0x54, 0x5c, 0x25, 0x17, 0xab, 0xdc, 0xa2, 0x2e,
+	0x96, 0x4e, 0xeb, 0xe2, 0x94, 0xc6, 0xea, 0x1c, 0x8d, 0x9f, 0x1d, 0xf4, 0x91, 0xa6, 0xf1, 0x70,
+	0xf6, 0x62, 0x99, 0x79, 0x30, 0x74, 0xd0, 0x9a, 0xb9, 0x9a, 0xce, 0xa2, 0x63, 0xdc, 0xbc, 0x3b,
+	0xc8, 0x8d, 0x18, 0x35, 0x1c, 0x6a, 0xbd, 0xcd, 0x8e, 0xf5, 0x55, 0x0f, 0xa2, 0x8e, 0x7d, 0x10,
+	0x75, 0xf6, 0x19, 0xa1, 0x56, 0x68, 0xb4, 0xf3, 0xa2, 0xb8, 0xad, 0x9e, 0x12, 0xb7, 0x0c, 0x6d,
+	0x9e, 0x66, 0x79, 0x1f, 0xf0, 0x11, 0xa1, 0xc3, 0x77, 0xa6, 0x78, 0x03, 0xd5, 0x39, 0xa4, 0x80,
+	0x05, 0x84, 0x7a, 0x09, 0x2b, 0xcd, 0x1b, 0x16, 0xd4, 0xcf, 0x8e, 0xf6, 0x4f, 0x8e, 0xbd, 0xf8,
+	0x16, 0x96, 0x1c, 0xc8, 0xf7, 0xa4, 0x24, 0xaf, 0x9d, 0x37, 0xd5, 0xa4, 0x2f, 0x99, 0x3e, 0x82,
+	0xef, 0xca, 0x71, 0x61, 0xb9, 0xd2, 0xa9, 0xe7, 0xd5, 0x1d, 0x74, 0x79, 0x42, 0x63, 0xc6, 0x39,
+	0x8b, 0x98, 0x92, 0xa7, 0x24, 0xb4, 0xed, 0x6e, 0x98, 0x35, 0xe7, 0x07, 0xbf, 0x31, 0xcd, 0x7f,
+	0x0b, 0xe9, 0x6b, 0x2c, 0xc4, 0x69, 0xca, 0x8e, 0x31, 0x8d, 0xc1, 0x1e, 0x49, 0xad, 0x72, 0xbb,
+	0x39, 0xe8, 0x6d, 0xa1, 0xea, 0xc0, 0xbe, 0x2a, 0xec, 0x69, 0x2c, 0xec, 0x99, 0xc6, 0x2d, 0xcf,
+	0x35, 0xee, 0x3f, 0x8e, 0x15, 0x9f, 0x87, 0x1c, 0x0f, 0x06, 0x24, 0x56, 0x2b, 0xde, 0x83, 0xf4,
+	0xa2, 0x47, 0xa8, 0xa8, 0x57, 0xe9, 0x7c, 0xf5, 0x5a, 0x7c, 0x6d, 0xae, 0x9e, 0x7e, 0x6d, 0x36,
+	0xd1, 0x5a, 0xa6, 0xce, 0xb6, 0xce, 0xb9, 0x1a, 0x18, 0xc3, 0xf3, 0x90, 0x3b, 0x82, 0xd4, 0xe4,
+	0x59, 0x0f, 0xf4, 0xf7, 0xd2, 0x1c, 0x5f, 0x3b, 0xe8, 0xea, 0x62, 0x8e, 0xfa, 0xd9, 0x00, 0xef,
+	0x51, 0x9a, 0xb7, 0x50, 0x23, 0x7a, 0x16, 0x62, 0x29, 0x41, 0x48, 0xfd, 0x70, 0xb4, 0xf9, 0xd6,
+	0xa3, 0x67, 0xbb, 0x53, 0xd0, 0xdb, 0x44, 0xd5, 0x63, 0x2c, 0xc2, 0x22, 0xf7, 0x6a, 0x50, 0x39,
+	0xc6, 0x66, 0xc7, 0x96, 0xa4, 0xbf, 0x77, 0xff, 0xf9, 0xcb, 0x96, 0xf3, 0xe2, 0x65, 0xcb, 0xf9,
+	0xfb, 0x65, 0xcb, 0xf9, 0xfe, 0x55, 0x6b, 0xe5, 0xc5, 0xab, 0xd6, 0xca, 0x9f, 0xaf, 0x5a, 0x2b,
+	0xdf, 0xf6, 0x86, 0x44, 0x8e, 0x26, 0x51, 0x27, 0x66, 0xe3, 0xee, 0x9b, 0xfe, 0x8a, 0x92, 0xee,
+	0xc9, 0xcc, 0x2f, 0x92, 0x7c, 0x96, 0x81, 0x88, 0xca, 0xfa, 0xff, 0xe8, 0xce, 0x7f, 0x01, 0x00,
+	0x00, 0xff, 0xff, 0x95, 0xdc, 0xc4, 0xe8, 0xfd, 0x0d, 0x00, 0x00,
 }
 
 func (m *EventParticipantRegistered) Marshal() (dAtA []byte, err error) {
@@ -1364,6 +1827,315 @@ func (m *EventProbeStarted) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *EventTransferAgentRegistered) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventTransferAgentRegistered) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventTransferAgentRegistered) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.EpochIndex != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.EpochIndex))
+		i--
+		dAtA[i] = 0x18
+	}
+	{
+		size, err := m.Bond.MarshalToSizedBuffer(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = encodeVarintEvents(dAtA, i, uint64(size))
+	}
+	i--
+	dAtA[i] = 0x12
+	if len(m.Agent) > 0 {
+		i -= len(m.Agent)
+		copy(dAtA[i:], m.Agent)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Agent)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *EventTransferAgentLeaving) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventTransferAgentLeaving) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventTransferAgentLeaving) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.ReleaseEpoch != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.ReleaseEpoch))
+		i--
+		dAtA[i] = 0x10
+	}
+	if len(m.Agent) > 0 {
+		i -= len(m.Agent)
+		copy(dAtA[i:], m.Agent)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Agent)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *EventTransferAgentLeft) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventTransferAgentLeft) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventTransferAgentLeft) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.EpochIndex != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.EpochIndex))
+		i--
+		dAtA[i] = 0x18
+	}
+	{
+		size, err := m.Bond.MarshalToSizedBuffer(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = encodeVarintEvents(dAtA, i, uint64(size))
+	}
+	i--
+	dAtA[i] = 0x12
+	if len(m.Agent) > 0 {
+		i -= len(m.Agent)
+		copy(dAtA[i:], m.Agent)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Agent)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *EventTransferAgentStopped) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventTransferAgentStopped) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventTransferAgentStopped) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.Height != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Height))
+		i--
+		dAtA[i] = 0x30
+	}
+	if m.Finished != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Finished))
+		i--
+		dAtA[i] = 0x28
+	}
+	if m.MissAllowance != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.MissAllowance))
+		i--
+		dAtA[i] = 0x20
+	}
+	if m.UncorroboratedMisses != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.UncorroboratedMisses))
+		i--
+		dAtA[i] = 0x18
+	}
+	if m.EpochIndex != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.EpochIndex))
+		i--
+		dAtA[i] = 0x10
+	}
+	if len(m.Agent) > 0 {
+		i -= len(m.Agent)
+		copy(dAtA[i:], m.Agent)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Agent)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *EventTrafficMissHeld) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventTrafficMissHeld) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventTrafficMissHeld) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.Height != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Height))
+		i--
+		dAtA[i] = 0x30
+	}
+	if m.Held != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Held))
+		i--
+		dAtA[i] = 0x28
+	}
+	if m.Probe {
+		i--
+		if m.Probe {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x20
+	}
+	if m.StartHeight != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.StartHeight))
+		i--
+		dAtA[i] = 0x18
+	}
+	if len(m.Agent) > 0 {
+		i -= len(m.Agent)
+		copy(dAtA[i:], m.Agent)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Agent)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.Executor) > 0 {
+		i -= len(m.Executor)
+		copy(dAtA[i:], m.Executor)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Executor)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *EventTrafficMissCounted) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *EventTrafficMissCounted) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *EventTrafficMissCounted) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.Height != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.Height))
+		i--
+		dAtA[i] = 0x30
+	}
+	if m.WasHeld {
+		i--
+		if m.WasHeld {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x28
+	}
+	if m.ByAttestation {
+		i--
+		if m.ByAttestation {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x20
+	}
+	if m.StartHeight != 0 {
+		i = encodeVarintEvents(dAtA, i, uint64(m.StartHeight))
+		i--
+		dAtA[i] = 0x18
+	}
+	if len(m.Agent) > 0 {
+		i -= len(m.Agent)
+		copy(dAtA[i:], m.Agent)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Agent)))
+		i--
+		dAtA[i] = 0x12
+	}
+	if len(m.Executor) > 0 {
+		i -= len(m.Executor)
+		copy(dAtA[i:], m.Executor)
+		i = encodeVarintEvents(dAtA, i, uint64(len(m.Executor)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
 func encodeVarintEvents(dAtA []byte, offset int, v uint64) int {
 	offset -= sovEvents(v)
 	base := offset
@@ -1617,6 +2389,144 @@ func (m *EventProbeStarted) Size() (n int) {
 	l = len(m.InferenceId)
 	if l > 0 {
 		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.Height != 0 {
+		n += 1 + sovEvents(uint64(m.Height))
+	}
+	return n
+}
+
+func (m *EventTransferAgentRegistered) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Agent)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	l = m.Bond.Size()
+	n += 1 + l + sovEvents(uint64(l))
+	if m.EpochIndex != 0 {
+		n += 1 + sovEvents(uint64(m.EpochIndex))
+	}
+	return n
+}
+
+func (m *EventTransferAgentLeaving) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Agent)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.ReleaseEpoch != 0 {
+		n += 1 + sovEvents(uint64(m.ReleaseEpoch))
+	}
+	return n
+}
+
+func (m *EventTransferAgentLeft) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Agent)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	l = m.Bond.Size()
+	n += 1 + l + sovEvents(uint64(l))
+	if m.EpochIndex != 0 {
+		n += 1 + sovEvents(uint64(m.EpochIndex))
+	}
+	return n
+}
+
+func (m *EventTransferAgentStopped) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Agent)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.EpochIndex != 0 {
+		n += 1 + sovEvents(uint64(m.EpochIndex))
+	}
+	if m.UncorroboratedMisses != 0 {
+		n += 1 + sovEvents(uint64(m.UncorroboratedMisses))
+	}
+	if m.MissAllowance != 0 {
+		n += 1 + sovEvents(uint64(m.MissAllowance))
+	}
+	if m.Finished != 0 {
+		n += 1 + sovEvents(uint64(m.Finished))
+	}
+	if m.Height != 0 {
+		n += 1 + sovEvents(uint64(m.Height))
+	}
+	return n
+}
+
+func (m *EventTrafficMissHeld) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Executor)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	l = len(m.Agent)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.StartHeight != 0 {
+		n += 1 + sovEvents(uint64(m.StartHeight))
+	}
+	if m.Probe {
+		n += 2
+	}
+	if m.Held != 0 {
+		n += 1 + sovEvents(uint64(m.Held))
+	}
+	if m.Height != 0 {
+		n += 1 + sovEvents(uint64(m.Height))
+	}
+	return n
+}
+
+func (m *EventTrafficMissCounted) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Executor)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	l = len(m.Agent)
+	if l > 0 {
+		n += 1 + l + sovEvents(uint64(l))
+	}
+	if m.StartHeight != 0 {
+		n += 1 + sovEvents(uint64(m.StartHeight))
+	}
+	if m.ByAttestation {
+		n += 2
+	}
+	if m.WasHeld {
+		n += 2
 	}
 	if m.Height != 0 {
 		n += 1 + sovEvents(uint64(m.Height))
@@ -3220,6 +4130,935 @@ func (m *EventProbeStarted) Unmarshal(dAtA []byte) error {
 			m.InferenceId = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Height", wireType)
+			}
+			m.Height = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Height |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventTransferAgentRegistered) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventTransferAgentRegistered: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventTransferAgentRegistered: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Agent", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Agent = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Bond", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if err := m.Bond.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EpochIndex", wireType)
+			}
+			m.EpochIndex = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.EpochIndex |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventTransferAgentLeaving) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventTransferAgentLeaving: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventTransferAgentLeaving: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Agent", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Agent = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ReleaseEpoch", wireType)
+			}
+			m.ReleaseEpoch = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ReleaseEpoch |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventTransferAgentLeft) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventTransferAgentLeft: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventTransferAgentLeft: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Agent", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Agent = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Bond", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if err := m.Bond.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EpochIndex", wireType)
+			}
+			m.EpochIndex = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.EpochIndex |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventTransferAgentStopped) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventTransferAgentStopped: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventTransferAgentStopped: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Agent", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Agent = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EpochIndex", wireType)
+			}
+			m.EpochIndex = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.EpochIndex |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field UncorroboratedMisses", wireType)
+			}
+			m.UncorroboratedMisses = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.UncorroboratedMisses |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field MissAllowance", wireType)
+			}
+			m.MissAllowance = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.MissAllowance |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Finished", wireType)
+			}
+			m.Finished = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Finished |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Height", wireType)
+			}
+			m.Height = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Height |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventTrafficMissHeld) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventTrafficMissHeld: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventTrafficMissHeld: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Executor", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Executor = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Agent", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Agent = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field StartHeight", wireType)
+			}
+			m.StartHeight = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.StartHeight |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Probe", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Probe = bool(v != 0)
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Held", wireType)
+			}
+			m.Held = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Held |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Height", wireType)
+			}
+			m.Height = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Height |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		default:
+			iNdEx = preIndex
+			skippy, err := skipEvents(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *EventTrafficMissCounted) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowEvents
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: EventTrafficMissCounted: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: EventTrafficMissCounted: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Executor", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Executor = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Agent", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthEvents
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthEvents
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Agent = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field StartHeight", wireType)
+			}
+			m.StartHeight = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.StartHeight |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ByAttestation", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.ByAttestation = bool(v != 0)
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field WasHeld", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowEvents
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.WasHeld = bool(v != 0)
+		case 6:
 			if wireType != 0 {
 				return fmt.Errorf("proto: wrong wireType = %d for field Height", wireType)
 			}

@@ -27,4 +27,7 @@ var (
 	ModelWeightsPrefix     = collections.NewPrefix(13)
 	HealthRecordCountKey   = collections.NewPrefix(14)
 	SamplesQueuedKey       = collections.NewPrefix(15)
+	TransferAgentsPrefix   = collections.NewPrefix(16)
+	LeavingAgentsPrefix    = collections.NewPrefix(17)
+	TransferAgentCountKey  = collections.NewPrefix(18)
 )

@@ -5,6 +5,8 @@ import (
 
 	"cosmossdk.io/math"
 
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/sprt"
 )
@@ -32,6 +34,26 @@ const (
 	// limit (abci/proposals TestWorstCaseBundleFits).
 	MaxMaxParticipants uint64 = 50_000
 
+	// Transfer-agent and traffic-evidence defaults (docs/architecture.md,
+	// "Transfer agents"). An honest agent at gonka's 3.25% miss rate stays
+	// far inside 10 + 10% of its finished inferences; an agent that never
+	// forwards is stopped at its 11th miss.
+	DefaultTransferAgentMinBondAmount    int64  = 1_000_000
+	DefaultTransferAgentBondDenom               = "stake"
+	DefaultMaxTransferAgents             uint64 = 10_000
+	DefaultTransferAgentMissAllowance    uint64 = 10
+	DefaultTransferAgentMissAllowancePct uint64 = 10
+	DefaultHealthCBTrafficMinAgents      uint64 = 2
+
+	// MaxTrafficMinAgents bounds health_cb_traffic_min_agents: a ledger holds
+	// at most a window (64) of misses, and the rule compares agents pairwise.
+	MaxTrafficMinAgents uint64 = 16
+	// MaxTransferAgentMissAllowance keeps the allowance arithmetic far from
+	// overflow.
+	MaxTransferAgentMissAllowance uint64 = 1_000_000
+	// MaxMaxTransferAgents caps max_transfer_agents itself.
+	MaxMaxTransferAgents uint64 = 1_000_000
+
 	// MaxEpochLength keeps heights computed from params far from int64 overflow.
 	MaxEpochLength uint64 = 1_000_000_000
 )
@@ -55,6 +77,12 @@ func DefaultParams() Params {
 		HealthCbConsecutiveMisses:     DefaultHealthCBConsecutiveMisses,
 		HealthCbMaxExcludedWeightPct:  DefaultHealthCBMaxExcludedWeightPct,
 		HealthCbEnforce:               DefaultHealthCBEnforce,
+
+		TransferAgentMinBond:          sdk.NewInt64Coin(DefaultTransferAgentBondDenom, DefaultTransferAgentMinBondAmount),
+		MaxTransferAgents:             DefaultMaxTransferAgents,
+		TransferAgentMissAllowance:    DefaultTransferAgentMissAllowance,
+		TransferAgentMissAllowancePct: DefaultTransferAgentMissAllowancePct,
+		HealthCbTrafficMinAgents:      DefaultHealthCBTrafficMinAgents,
 	}
 }
 
@@ -75,7 +103,37 @@ func (p Params) Validate() error {
 	if err := sprt.Validate(p.DowntimeGoodPercentage, p.DowntimeBadPercentage, p.DowntimeHThreshold); err != nil {
 		return err
 	}
-	return p.validateBreaker()
+	if err := p.validateBreaker(); err != nil {
+		return err
+	}
+	return p.validateAgents()
+}
+
+// validateAgents checks the transfer-agent and traffic-evidence params.
+func (p Params) validateAgents() error {
+	bond := p.TransferAgentMinBond
+	switch {
+	case sdk.ValidateDenom(bond.Denom) != nil:
+		return fmt.Errorf("transfer_agent_min_bond: invalid denom %q: %v", bond.Denom, sdk.ValidateDenom(bond.Denom))
+	case bond.Amount.IsNil() || !bond.Amount.IsPositive():
+		return fmt.Errorf("transfer_agent_min_bond must be positive, got %s", bond)
+	case p.MaxTransferAgents < 1 || p.MaxTransferAgents > MaxMaxTransferAgents:
+		return fmt.Errorf("max_transfer_agents must be in [1, %d], got %d", MaxMaxTransferAgents, p.MaxTransferAgents)
+	case p.TransferAgentMissAllowance > MaxTransferAgentMissAllowance:
+		return fmt.Errorf("transfer_agent_miss_allowance must be at most %d, got %d", MaxTransferAgentMissAllowance, p.TransferAgentMissAllowance)
+	case p.TransferAgentMissAllowancePct > 100:
+		return fmt.Errorf("transfer_agent_miss_allowance_pct must be in [0, 100], got %d", p.TransferAgentMissAllowancePct)
+	case p.HealthCbTrafficMinAgents < 1 || p.HealthCbTrafficMinAgents > MaxTrafficMinAgents:
+		return fmt.Errorf("health_cb_traffic_min_agents must be in [1, %d], got %d", MaxTrafficMinAgents, p.HealthCbTrafficMinAgents)
+	}
+	return nil
+}
+
+// MissAllowance is how many uncorroborated misses an agent that finished
+// this many inferences this epoch may have before its starts are refused.
+func (p Params) MissAllowance(finished uint64) uint64 {
+	const maxFinished = uint64(1) << 40 // far above any epoch's traffic; keeps the product in range
+	return p.TransferAgentMissAllowance + min(finished, maxFinished)*p.TransferAgentMissAllowancePct/100
 }
 
 // validateBreaker checks the circuit-breaker params, one rule per error.

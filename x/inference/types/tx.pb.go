@@ -7,6 +7,7 @@ import (
 	context "context"
 	fmt "fmt"
 	_ "github.com/cosmos/cosmos-proto"
+	types "github.com/cosmos/cosmos-sdk/types"
 	_ "github.com/cosmos/cosmos-sdk/types/msgservice"
 	_ "github.com/cosmos/cosmos-sdk/types/tx/amino"
 	_ "github.com/cosmos/gogoproto/gogoproto"
@@ -564,6 +565,183 @@ func (m *MsgFinishInferenceResponse) XXX_DiscardUnknown() {
 
 var xxx_messageInfo_MsgFinishInferenceResponse proto.InternalMessageInfo
 
+type MsgRegisterTransferAgent struct {
+	Creator string     `protobuf:"bytes,1,opt,name=creator,proto3" json:"creator,omitempty"`
+	Bond    types.Coin `protobuf:"bytes,2,opt,name=bond,proto3" json:"bond"`
+}
+
+func (m *MsgRegisterTransferAgent) Reset()         { *m = MsgRegisterTransferAgent{} }
+func (m *MsgRegisterTransferAgent) String() string { return proto.CompactTextString(m) }
+func (*MsgRegisterTransferAgent) ProtoMessage()    {}
+func (*MsgRegisterTransferAgent) Descriptor() ([]byte, []int) {
+	return fileDescriptor_066389240f6fd7a1, []int{10}
+}
+func (m *MsgRegisterTransferAgent) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *MsgRegisterTransferAgent) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_MsgRegisterTransferAgent.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *MsgRegisterTransferAgent) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_MsgRegisterTransferAgent.Merge(m, src)
+}
+func (m *MsgRegisterTransferAgent) XXX_Size() int {
+	return m.Size()
+}
+func (m *MsgRegisterTransferAgent) XXX_DiscardUnknown() {
+	xxx_messageInfo_MsgRegisterTransferAgent.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_MsgRegisterTransferAgent proto.InternalMessageInfo
+
+func (m *MsgRegisterTransferAgent) GetCreator() string {
+	if m != nil {
+		return m.Creator
+	}
+	return ""
+}
+
+func (m *MsgRegisterTransferAgent) GetBond() types.Coin {
+	if m != nil {
+		return m.Bond
+	}
+	return types.Coin{}
+}
+
+type MsgRegisterTransferAgentResponse struct {
+}
+
+func (m *MsgRegisterTransferAgentResponse) Reset()         { *m = MsgRegisterTransferAgentResponse{} }
+func (m *MsgRegisterTransferAgentResponse) String() string { return proto.CompactTextString(m) }
+func (*MsgRegisterTransferAgentResponse) ProtoMessage()    {}
+func (*MsgRegisterTransferAgentResponse) Descriptor() ([]byte, []int) {
+	return fileDescriptor_066389240f6fd7a1, []int{11}
+}
+func (m *MsgRegisterTransferAgentResponse) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *MsgRegisterTransferAgentResponse) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_MsgRegisterTransferAgentResponse.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *MsgRegisterTransferAgentResponse) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_MsgRegisterTransferAgentResponse.Merge(m, src)
+}
+func (m *MsgRegisterTransferAgentResponse) XXX_Size() int {
+	return m.Size()
+}
+func (m *MsgRegisterTransferAgentResponse) XXX_DiscardUnknown() {
+	xxx_messageInfo_MsgRegisterTransferAgentResponse.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_MsgRegisterTransferAgentResponse proto.InternalMessageInfo
+
+type MsgLeaveTransferAgent struct {
+	Creator string `protobuf:"bytes,1,opt,name=creator,proto3" json:"creator,omitempty"`
+}
+
+func (m *MsgLeaveTransferAgent) Reset()         { *m = MsgLeaveTransferAgent{} }
+func (m *MsgLeaveTransferAgent) String() string { return proto.CompactTextString(m) }
+func (*MsgLeaveTransferAgent) ProtoMessage()    {}
+func (*MsgLeaveTransferAgent) Descriptor() ([]byte, []int) {
+	return fileDescriptor_066389240f6fd7a1, []int{12}
+}
+func (m *MsgLeaveTransferAgent) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *MsgLeaveTransferAgent) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_MsgLeaveTransferAgent.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *MsgLeaveTransferAgent) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_MsgLeaveTransferAgent.Merge(m, src)
+}
+func (m *MsgLeaveTransferAgent) XXX_Size() int {
+	return m.Size()
+}
+func (m *MsgLeaveTransferAgent) XXX_DiscardUnknown() {
+	xxx_messageInfo_MsgLeaveTransferAgent.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_MsgLeaveTransferAgent proto.InternalMessageInfo
+
+func (m *MsgLeaveTransferAgent) GetCreator() string {
+	if m != nil {
+		return m.Creator
+	}
+	return ""
+}
+
+type MsgLeaveTransferAgentResponse struct {
+	// release_epoch is the epoch whose start returns the bond.
+	ReleaseEpoch uint64 `protobuf:"varint,1,opt,name=release_epoch,json=releaseEpoch,proto3" json:"release_epoch,omitempty"`
+}
+
+func (m *MsgLeaveTransferAgentResponse) Reset()         { *m = MsgLeaveTransferAgentResponse{} }
+func (m *MsgLeaveTransferAgentResponse) String() string { return proto.CompactTextString(m) }
+func (*MsgLeaveTransferAgentResponse) ProtoMessage()    {}
+func (*MsgLeaveTransferAgentResponse) Descriptor() ([]byte, []int) {
+	return fileDescriptor_066389240f6fd7a1, []int{13}
+}
+func (m *MsgLeaveTransferAgentResponse) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *MsgLeaveTransferAgentResponse) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_MsgLeaveTransferAgentResponse.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *MsgLeaveTransferAgentResponse) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_MsgLeaveTransferAgentResponse.Merge(m, src)
+}
+func (m *MsgLeaveTransferAgentResponse) XXX_Size() int {
+	return m.Size()
+}
+func (m *MsgLeaveTransferAgentResponse) XXX_DiscardUnknown() {
+	xxx_messageInfo_MsgLeaveTransferAgentResponse.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_MsgLeaveTransferAgentResponse proto.InternalMessageInfo
+
+func (m *MsgLeaveTransferAgentResponse) GetReleaseEpoch() uint64 {
+	if m != nil {
+		return m.ReleaseEpoch
+	}
+	return 0
+}
+
 func init() {
 	proto.RegisterType((*MsgUpdateParams)(nil), "inferenced.inference.v1.MsgUpdateParams")
 	proto.RegisterType((*MsgUpdateParamsResponse)(nil), "inferenced.inference.v1.MsgUpdateParamsResponse")
@@ -575,59 +753,74 @@ func init() {
 	proto.RegisterType((*MsgStartInferenceResponse)(nil), "inferenced.inference.v1.MsgStartInferenceResponse")
 	proto.RegisterType((*MsgFinishInference)(nil), "inferenced.inference.v1.MsgFinishInference")
 	proto.RegisterType((*MsgFinishInferenceResponse)(nil), "inferenced.inference.v1.MsgFinishInferenceResponse")
+	proto.RegisterType((*MsgRegisterTransferAgent)(nil), "inferenced.inference.v1.MsgRegisterTransferAgent")
+	proto.RegisterType((*MsgRegisterTransferAgentResponse)(nil), "inferenced.inference.v1.MsgRegisterTransferAgentResponse")
+	proto.RegisterType((*MsgLeaveTransferAgent)(nil), "inferenced.inference.v1.MsgLeaveTransferAgent")
+	proto.RegisterType((*MsgLeaveTransferAgentResponse)(nil), "inferenced.inference.v1.MsgLeaveTransferAgentResponse")
 }
 
 func init() { proto.RegisterFile("inferenced/inference/v1/tx.proto", fileDescriptor_066389240f6fd7a1) }
 
 var fileDescriptor_066389240f6fd7a1 = []byte{
-	// 746 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xd4, 0x95, 0xbd, 0x4f, 0xdb, 0x4c,
-	0x1c, 0xc7, 0x63, 0x12, 0x78, 0xc8, 0x8f, 0xf0, 0xf0, 0xc4, 0x4f, 0x04, 0x89, 0x8b, 0x8c, 0x1b,
-	0x3a, 0x44, 0xa1, 0xc4, 0x25, 0xf4, 0x45, 0x62, 0x23, 0x43, 0x05, 0x52, 0x23, 0x21, 0x23, 0x96,
-	0x2e, 0x91, 0xb1, 0xaf, 0xf6, 0x55, 0xb1, 0xcf, 0xba, 0xbb, 0xd0, 0x30, 0xb5, 0xaa, 0xd4, 0xa5,
-	0x53, 0xff, 0x8c, 0x8e, 0x0c, 0xdd, 0x3a, 0x74, 0x65, 0x44, 0x9d, 0x2a, 0x55, 0xaa, 0x2a, 0x18,
-	0xf8, 0x0b, 0x3a, 0x74, 0xab, 0xfc, 0x1a, 0x62, 0xc2, 0x5b, 0xa5, 0x0e, 0x5d, 0x22, 0xdf, 0xf7,
-	0xf7, 0xbd, 0xdf, 0xcb, 0x27, 0xf6, 0x1d, 0x28, 0xd8, 0x7d, 0x86, 0x28, 0x72, 0x0d, 0x64, 0xaa,
-	0xc9, 0xa3, 0xba, 0xb7, 0xa2, 0xf2, 0x7e, 0xc3, 0xa3, 0x84, 0x13, 0x71, 0x6e, 0xe0, 0x68, 0x24,
-	0x8f, 0x8d, 0xbd, 0x15, 0xa9, 0xa8, 0x3b, 0xd8, 0x25, 0x6a, 0xf0, 0x1b, 0x7a, 0xa5, 0x39, 0x83,
-	0x30, 0x87, 0x30, 0xd5, 0x61, 0x96, 0x9f, 0xc3, 0x61, 0x56, 0x14, 0xa8, 0x84, 0x81, 0x4e, 0xb0,
-	0x52, 0xc3, 0x45, 0x14, 0x2a, 0x59, 0xc4, 0x22, 0xa1, 0xee, 0x3f, 0x45, 0xea, 0x9d, 0x8b, 0xfa,
-	0xf2, 0x74, 0xaa, 0x3b, 0xd1, 0xde, 0xea, 0x47, 0x01, 0x66, 0xda, 0xcc, 0xda, 0xf1, 0x4c, 0x9d,
-	0xa3, 0xad, 0x20, 0x22, 0x3e, 0x84, 0xbc, 0xde, 0xe3, 0x36, 0xa1, 0x98, 0xef, 0x97, 0x05, 0x45,
-	0xa8, 0xe5, 0x5b, 0xe5, 0xcf, 0x1f, 0x96, 0x4b, 0x51, 0xd1, 0x75, 0xd3, 0xa4, 0x88, 0xb1, 0x6d,
-	0x4e, 0xb1, 0x6b, 0x69, 0x03, 0xab, 0xd8, 0x82, 0x89, 0x30, 0x77, 0x79, 0x4c, 0x11, 0x6a, 0x53,
-	0xcd, 0x85, 0xc6, 0x05, 0x83, 0x37, 0xc2, 0x42, 0xad, 0xfc, 0xe1, 0xb7, 0x85, 0xcc, 0xfb, 0xd3,
-	0x83, 0xba, 0xa0, 0x45, 0x3b, 0xd7, 0xee, 0xbe, 0x3e, 0x3d, 0xa8, 0x0f, 0x72, 0xbe, 0x3d, 0x3d,
-	0xa8, 0x57, 0x06, 0xdd, 0xa7, 0x3a, 0xad, 0x56, 0x60, 0x2e, 0x25, 0x69, 0x88, 0x79, 0xc4, 0x65,
-	0xa8, 0xfa, 0x53, 0x80, 0xd9, 0x36, 0xb3, 0x34, 0x64, 0x61, 0xc6, 0x11, 0xdd, 0xd2, 0x29, 0xc7,
-	0x06, 0xf6, 0x74, 0x97, 0x8b, 0x4d, 0xf8, 0xc7, 0xa0, 0x48, 0xe7, 0x84, 0x5e, 0x39, 0x5d, 0x6c,
-	0x14, 0x17, 0x61, 0x3a, 0x69, 0xa3, 0xd3, 0xa3, 0xdd, 0x60, 0xc4, 0xbc, 0x56, 0x48, 0xc4, 0x1d,
-	0xda, 0x15, 0x67, 0x61, 0xc2, 0x21, 0x26, 0xea, 0xb2, 0x72, 0x56, 0xc9, 0xd6, 0xf2, 0x5a, 0xb4,
-	0xf2, 0xf5, 0x17, 0x08, 0x5b, 0x36, 0x2f, 0xe7, 0x14, 0xa1, 0x96, 0xd3, 0xa2, 0x95, 0x9f, 0xd4,
-	0x23, 0x46, 0x47, 0xdf, 0xd3, 0x71, 0x57, 0xdf, 0xed, 0xa2, 0xf2, 0xb8, 0x22, 0xd4, 0x26, 0xb5,
-	0x82, 0x47, 0x8c, 0xf5, 0x58, 0x5b, 0x5b, 0xf1, 0x89, 0xc4, 0x7d, 0xf8, 0x3c, 0x94, 0x21, 0x1e,
-	0x23, 0x06, 0xac, 0x2a, 0x20, 0x8f, 0x8e, 0x24, 0x74, 0x7e, 0x08, 0x50, 0x3a, 0x4b, 0xee, 0x2f,
-	0x65, 0xa3, 0xa6, 0xd9, 0xc8, 0xa3, 0xdf, 0x95, 0x84, 0x8c, 0x0c, 0xf3, 0xa3, 0xf4, 0x84, 0xcb,
-	0x9b, 0x31, 0x28, 0xb6, 0x99, 0xb5, 0xcd, 0x75, 0xca, 0x37, 0xe3, 0x54, 0xbf, 0x05, 0xe5, 0x36,
-	0x0c, 0xe6, 0xef, 0x60, 0x33, 0x62, 0x32, 0x95, 0x68, 0x9b, 0xa6, 0x58, 0x82, 0xf1, 0x00, 0x42,
-	0x39, 0x1b, 0xc4, 0xc2, 0x85, 0x78, 0x1f, 0x26, 0x51, 0x1f, 0x19, 0x3d, 0xbf, 0x5a, 0xee, 0x8a,
-	0x6a, 0x89, 0x53, 0x5c, 0x80, 0x29, 0x8f, 0x12, 0xc7, 0xe3, 0x1d, 0x5b, 0x67, 0x76, 0x00, 0x2b,
-	0xaf, 0x41, 0x28, 0x6d, 0xe8, 0xcc, 0x0e, 0x3f, 0xac, 0xb3, 0xa8, 0x6e, 0x0d, 0xa1, 0x1a, 0x9e,
-	0xb8, 0xba, 0x01, 0x95, 0x73, 0x62, 0x0c, 0x49, 0x5c, 0x82, 0x22, 0xea, 0x7b, 0x98, 0xea, 0x1c,
-	0x13, 0xb7, 0x63, 0x87, 0xff, 0x9e, 0x0f, 0x26, 0xab, 0xfd, 0x37, 0x08, 0x6c, 0x04, 0x7a, 0xf5,
-	0x93, 0x00, 0x62, 0x9b, 0x59, 0x8f, 0xb1, 0x8b, 0x99, 0xfd, 0xc7, 0x91, 0x2e, 0xc2, 0x34, 0x8d,
-	0xda, 0x0c, 0x41, 0x84, 0x68, 0x0b, 0xb1, 0x18, 0xa0, 0x58, 0x4e, 0xa3, 0x98, 0x1f, 0x42, 0x91,
-	0x6a, 0xb5, 0x3a, 0x0f, 0xd2, 0x79, 0x35, 0x86, 0xd1, 0xfc, 0x9a, 0x83, 0x6c, 0x9b, 0x59, 0xe2,
-	0x73, 0x28, 0x0c, 0x1d, 0xa2, 0xb5, 0x0b, 0x0f, 0xbf, 0xd4, 0x89, 0x25, 0xdd, 0xbb, 0xae, 0x33,
-	0xf9, 0x03, 0x5e, 0xc2, 0xff, 0xa3, 0xce, 0x35, 0xf5, 0xb2, 0x44, 0x23, 0x36, 0x48, 0x8f, 0x6e,
-	0xb8, 0x21, 0x69, 0x60, 0x1f, 0x8a, 0xe7, 0x8f, 0x8e, 0xe5, 0x6b, 0xcd, 0x91, 0x14, 0x7f, 0x70,
-	0x23, 0x7b, 0x52, 0xda, 0x83, 0x7f, 0x53, 0x5f, 0x67, 0xfd, 0xb2, 0x44, 0xc3, 0x5e, 0xa9, 0x79,
-	0x7d, 0x6f, 0x52, 0x91, 0xc1, 0x4c, 0xfa, 0xed, 0x5d, 0xba, 0x2c, 0x4d, 0xca, 0x2c, 0xad, 0xde,
-	0xc0, 0x1c, 0x17, 0x95, 0xc6, 0x5f, 0xf9, 0xd7, 0x62, 0xeb, 0xc9, 0xe1, 0xb1, 0x2c, 0x1c, 0x1d,
-	0xcb, 0xc2, 0xf7, 0x63, 0x59, 0x78, 0x77, 0x22, 0x67, 0x8e, 0x4e, 0xe4, 0xcc, 0x97, 0x13, 0x39,
-	0xf3, 0xb4, 0x69, 0x61, 0x6e, 0xf7, 0x76, 0x1b, 0x06, 0x71, 0xd4, 0x51, 0x37, 0xbd, 0xa9, 0xf6,
-	0xcf, 0x5c, 0xfb, 0x7c, 0xdf, 0x43, 0x6c, 0x77, 0x22, 0xb8, 0xf3, 0x57, 0x7f, 0x05, 0x00, 0x00,
-	0xff, 0xff, 0x97, 0xfc, 0x4c, 0x36, 0xb3, 0x08, 0x00, 0x00,
+	// 913 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xd4, 0x56, 0xcf, 0x6f, 0xdc, 0x44,
+	0x14, 0x8e, 0xbb, 0x9b, 0xd0, 0x7d, 0x49, 0x29, 0x31, 0x69, 0xb3, 0x6b, 0x82, 0x63, 0x5c, 0x0e,
+	0xab, 0x94, 0xd8, 0xdd, 0x0d, 0x14, 0xc8, 0x2d, 0xe1, 0x87, 0x52, 0xa9, 0x2b, 0x55, 0x2e, 0xbd,
+	0x70, 0x59, 0xcd, 0xda, 0x53, 0x7b, 0xd0, 0xda, 0x63, 0xcd, 0x4c, 0x42, 0x22, 0x81, 0x40, 0x48,
+	0xbd, 0x70, 0xe2, 0xcf, 0xe0, 0x98, 0x03, 0x37, 0x84, 0xb8, 0xf6, 0x58, 0x71, 0xe2, 0x84, 0x20,
+	0x39, 0xe4, 0x2f, 0xe0, 0xc0, 0x0d, 0xf9, 0xc7, 0xce, 0xae, 0xbd, 0x4e, 0x9a, 0x2d, 0xe2, 0xd0,
+	0x8b, 0xe5, 0xf9, 0xde, 0x37, 0xef, 0x7d, 0xef, 0x1b, 0xcf, 0x8c, 0xc1, 0x20, 0xd1, 0x63, 0xcc,
+	0x70, 0xe4, 0x62, 0xcf, 0x96, 0xaf, 0xf6, 0x41, 0xc7, 0x16, 0x87, 0x56, 0xcc, 0xa8, 0xa0, 0xea,
+	0xea, 0x98, 0x61, 0xc9, 0x57, 0xeb, 0xa0, 0xa3, 0x2d, 0xa3, 0x90, 0x44, 0xd4, 0x4e, 0x9f, 0x19,
+	0x57, 0xd3, 0x5d, 0xca, 0x43, 0xca, 0xed, 0x01, 0xe2, 0x49, 0x92, 0x01, 0x16, 0xa8, 0x63, 0xbb,
+	0x94, 0x44, 0x79, 0x7c, 0x35, 0x8f, 0x87, 0xdc, 0x4f, 0x6a, 0x84, 0xdc, 0xcf, 0x03, 0xad, 0x2c,
+	0xd0, 0x4f, 0x47, 0x76, 0x36, 0xc8, 0x43, 0x2b, 0x3e, 0xf5, 0x69, 0x86, 0x27, 0x6f, 0x39, 0xfa,
+	0xf6, 0x79, 0xba, 0x63, 0xc4, 0x50, 0x98, 0xcf, 0x35, 0x7f, 0x56, 0xe0, 0x7a, 0x8f, 0xfb, 0x8f,
+	0x62, 0x0f, 0x09, 0xfc, 0x20, 0x8d, 0xa8, 0x77, 0xa1, 0x81, 0xf6, 0x45, 0x40, 0x19, 0x11, 0x47,
+	0x4d, 0xc5, 0x50, 0xda, 0x8d, 0xdd, 0xe6, 0x6f, 0x3f, 0x6d, 0xae, 0xe4, 0x45, 0x77, 0x3c, 0x8f,
+	0x61, 0xce, 0x1f, 0x0a, 0x46, 0x22, 0xdf, 0x19, 0x53, 0xd5, 0x5d, 0x58, 0xc8, 0x72, 0x37, 0xaf,
+	0x18, 0x4a, 0x7b, 0xb1, 0xbb, 0x6e, 0x9d, 0x63, 0x8c, 0x95, 0x15, 0xda, 0x6d, 0x3c, 0xfd, 0x63,
+	0x7d, 0xee, 0xc7, 0xb3, 0xe3, 0x0d, 0xc5, 0xc9, 0x67, 0x6e, 0xbf, 0xf3, 0xdd, 0xd9, 0xf1, 0xc6,
+	0x38, 0xe7, 0xf7, 0x67, 0xc7, 0x1b, 0xad, 0xb1, 0xfa, 0x92, 0x52, 0xb3, 0x05, 0xab, 0x25, 0xc8,
+	0xc1, 0x3c, 0xa6, 0x11, 0xc7, 0xe6, 0x3f, 0x0a, 0xdc, 0xec, 0x71, 0xdf, 0xc1, 0x3e, 0xe1, 0x02,
+	0xb3, 0x07, 0x88, 0x09, 0xe2, 0x92, 0x18, 0x45, 0x42, 0xed, 0xc2, 0x2b, 0x2e, 0xc3, 0x48, 0x50,
+	0xf6, 0xdc, 0xee, 0x46, 0x44, 0xf5, 0x16, 0x5c, 0x93, 0x32, 0xfa, 0xfb, 0x6c, 0x98, 0xb6, 0xd8,
+	0x70, 0x96, 0x24, 0xf8, 0x88, 0x0d, 0xd5, 0x9b, 0xb0, 0x10, 0x52, 0x0f, 0x0f, 0x79, 0xb3, 0x66,
+	0xd4, 0xda, 0x0d, 0x27, 0x1f, 0x25, 0xf8, 0x97, 0x98, 0xf8, 0x81, 0x68, 0xd6, 0x0d, 0xa5, 0x5d,
+	0x77, 0xf2, 0x51, 0x92, 0x34, 0xa6, 0x6e, 0x1f, 0x1d, 0x20, 0x32, 0x44, 0x83, 0x21, 0x6e, 0xce,
+	0x1b, 0x4a, 0xfb, 0xaa, 0xb3, 0x14, 0x53, 0x77, 0x67, 0x84, 0x6d, 0x77, 0x12, 0x47, 0x46, 0x3a,
+	0x12, 0x3f, 0x8c, 0x82, 0x1f, 0x15, 0x0d, 0x9a, 0x06, 0xe8, 0xd5, 0x11, 0xe9, 0xce, 0xdf, 0x0a,
+	0xac, 0x4c, 0x3a, 0xf7, 0x92, 0x7a, 0x63, 0x97, 0xbd, 0xd1, 0xab, 0xbf, 0x15, 0xe9, 0x8c, 0x0e,
+	0x6b, 0x55, 0xb8, 0xf4, 0xe5, 0xc9, 0x15, 0x58, 0xee, 0x71, 0xff, 0xa1, 0x40, 0x4c, 0xdc, 0x1b,
+	0xa5, 0x7a, 0x21, 0x53, 0xde, 0x82, 0x71, 0xff, 0x7d, 0xe2, 0xe5, 0x9e, 0x2c, 0x4a, 0xec, 0x9e,
+	0xa7, 0xae, 0xc0, 0x7c, 0x6a, 0x42, 0xb3, 0x96, 0xc6, 0xb2, 0x81, 0xfa, 0x2e, 0x5c, 0xc5, 0x87,
+	0xd8, 0xdd, 0x4f, 0xaa, 0xd5, 0x9f, 0x53, 0x4d, 0x32, 0xd5, 0x75, 0x58, 0x8c, 0x19, 0x0d, 0x63,
+	0xd1, 0x0f, 0x10, 0x0f, 0x52, 0xb3, 0x1a, 0x0e, 0x64, 0xd0, 0x1e, 0xe2, 0x41, 0xb6, 0xb1, 0x26,
+	0xad, 0x7a, 0xa3, 0x60, 0x55, 0xb1, 0x63, 0x73, 0x0f, 0x5a, 0x53, 0xe0, 0xc8, 0x24, 0xf5, 0x36,
+	0x2c, 0xe3, 0xc3, 0x98, 0x30, 0x24, 0x08, 0x8d, 0xfa, 0x41, 0xb6, 0x7a, 0x89, 0x31, 0x35, 0xe7,
+	0xb5, 0x71, 0x60, 0x2f, 0xc5, 0xcd, 0x5f, 0x15, 0x50, 0x7b, 0xdc, 0xff, 0x94, 0x44, 0x84, 0x07,
+	0xff, 0xbb, 0xa5, 0xb7, 0xe0, 0x1a, 0xcb, 0x65, 0x66, 0x46, 0x64, 0xd6, 0x2e, 0x8d, 0xc0, 0xd4,
+	0x8a, 0xcd, 0xb2, 0x15, 0x6b, 0x05, 0x2b, 0x4a, 0x52, 0xcd, 0x35, 0xd0, 0xa6, 0x51, 0xf9, 0xc5,
+	0xfc, 0xa2, 0x40, 0x73, 0x62, 0xb3, 0x7d, 0xc6, 0x50, 0xc4, 0x1f, 0x63, 0xb6, 0xe3, 0xe3, 0x17,
+	0xdc, 0x4d, 0x1f, 0x40, 0x7d, 0x40, 0x23, 0x2f, 0x3f, 0x43, 0x5b, 0x56, 0xce, 0x4e, 0x2e, 0x0c,
+	0x2b, 0xbf, 0x30, 0xac, 0x8f, 0x28, 0x89, 0x26, 0x4f, 0xcf, 0x74, 0xc6, 0xf6, 0x56, 0xb9, 0x2f,
+	0xb3, 0xf2, 0xa4, 0x28, 0x48, 0x34, 0x4d, 0x30, 0xce, 0x8b, 0xc9, 0x1e, 0xbf, 0x86, 0x1b, 0x3d,
+	0xee, 0xdf, 0xc7, 0xe8, 0x00, 0xff, 0xe7, 0xfe, 0xb6, 0xef, 0x94, 0x55, 0xae, 0x17, 0x54, 0x4e,
+	0x57, 0x31, 0x3f, 0x86, 0x37, 0x2b, 0x03, 0xf2, 0x83, 0x4c, 0x57, 0x7d, 0x88, 0x11, 0xc7, 0x7d,
+	0x1c, 0x53, 0x37, 0x48, 0xc5, 0xd4, 0x93, 0x55, 0x4f, 0xc1, 0x4f, 0x12, 0xac, 0xfb, 0xd7, 0x02,
+	0xd4, 0x7a, 0xdc, 0x57, 0xbf, 0x80, 0xa5, 0xc2, 0x6d, 0xd7, 0x3e, 0xf7, 0x96, 0x2a, 0x5d, 0x2d,
+	0xda, 0x9d, 0xcb, 0x32, 0xa5, 0xb0, 0x6f, 0xe0, 0xf5, 0xaa, 0x0b, 0xc8, 0xbe, 0x28, 0x51, 0xc5,
+	0x04, 0xed, 0xfd, 0x19, 0x27, 0x48, 0x01, 0x47, 0xb0, 0x3c, 0x7d, 0xc6, 0x6f, 0x5e, 0xaa, 0x0f,
+	0x59, 0xfc, 0xbd, 0x99, 0xe8, 0xb2, 0x74, 0x0c, 0xaf, 0x96, 0x8e, 0xd1, 0x8d, 0x8b, 0x12, 0x15,
+	0xb9, 0x5a, 0xf7, 0xf2, 0x5c, 0x59, 0x91, 0xc3, 0xf5, 0xf2, 0x31, 0x73, 0xfb, 0xa2, 0x34, 0x25,
+	0xb2, 0xb6, 0x35, 0x03, 0x59, 0x16, 0x7d, 0xa2, 0xc0, 0x8d, 0xea, 0xcd, 0xdf, 0xb9, 0xcc, 0xa2,
+	0x15, 0xa6, 0x68, 0x1f, 0xce, 0x3c, 0x45, 0xea, 0xf8, 0x0a, 0xd4, 0x8a, 0x0d, 0x6a, 0x5d, 0x94,
+	0x70, 0x9a, 0xaf, 0xdd, 0x9d, 0x8d, 0x3f, 0xaa, 0xae, 0xcd, 0x7f, 0x9b, 0x9c, 0x43, 0xbb, 0xf7,
+	0x9f, 0x9e, 0xe8, 0xca, 0xb3, 0x13, 0x5d, 0xf9, 0xf3, 0x44, 0x57, 0x7e, 0x38, 0xd5, 0xe7, 0x9e,
+	0x9d, 0xea, 0x73, 0xbf, 0x9f, 0xea, 0x73, 0x9f, 0x77, 0x7d, 0x22, 0x82, 0xfd, 0x81, 0xe5, 0xd2,
+	0xd0, 0xae, 0xfa, 0x31, 0xf5, 0xec, 0xc3, 0x89, 0xbf, 0x54, 0x71, 0x14, 0x63, 0x3e, 0x58, 0x48,
+	0x7f, 0x51, 0xb7, 0xfe, 0x0d, 0x00, 0x00, 0xff, 0xff, 0x9d, 0x4b, 0x82, 0xba, 0x82, 0x0b, 0x00,
+	0x00,
 }
 
 // Reference imports to suppress errors if they are not otherwise used.
@@ -656,6 +849,12 @@ type MsgClient interface {
 	// FinishInference is sent by the assigned executor when it has served the
 	// inference.
 	FinishInference(ctx context.Context, in *MsgFinishInference, opts ...grpc.CallOption) (*MsgFinishInferenceResponse, error)
+	// RegisterTransferAgent lets the signer start inferences, against a bond
+	// of at least transfer_agent_min_bond moved to the module account.
+	RegisterTransferAgent(ctx context.Context, in *MsgRegisterTransferAgent, opts ...grpc.CallOption) (*MsgRegisterTransferAgentResponse, error)
+	// LeaveTransferAgent stops the signer's starts now; its bond is returned
+	// when the next epoch starts.
+	LeaveTransferAgent(ctx context.Context, in *MsgLeaveTransferAgent, opts ...grpc.CallOption) (*MsgLeaveTransferAgentResponse, error)
 }
 
 type msgClient struct {
@@ -711,6 +910,24 @@ func (c *msgClient) FinishInference(ctx context.Context, in *MsgFinishInference,
 	return out, nil
 }
 
+func (c *msgClient) RegisterTransferAgent(ctx context.Context, in *MsgRegisterTransferAgent, opts ...grpc.CallOption) (*MsgRegisterTransferAgentResponse, error) {
+	out := new(MsgRegisterTransferAgentResponse)
+	err := c.cc.Invoke(ctx, "/inferenced.inference.v1.Msg/RegisterTransferAgent", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *msgClient) LeaveTransferAgent(ctx context.Context, in *MsgLeaveTransferAgent, opts ...grpc.CallOption) (*MsgLeaveTransferAgentResponse, error) {
+	out := new(MsgLeaveTransferAgentResponse)
+	err := c.cc.Invoke(ctx, "/inferenced.inference.v1.Msg/LeaveTransferAgent", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MsgServer is the server API for Msg service.
 type MsgServer interface {
 	// UpdateParams replaces the module parameters. Governance only.
@@ -727,6 +944,12 @@ type MsgServer interface {
 	// FinishInference is sent by the assigned executor when it has served the
 	// inference.
 	FinishInference(context.Context, *MsgFinishInference) (*MsgFinishInferenceResponse, error)
+	// RegisterTransferAgent lets the signer start inferences, against a bond
+	// of at least transfer_agent_min_bond moved to the module account.
+	RegisterTransferAgent(context.Context, *MsgRegisterTransferAgent) (*MsgRegisterTransferAgentResponse, error)
+	// LeaveTransferAgent stops the signer's starts now; its bond is returned
+	// when the next epoch starts.
+	LeaveTransferAgent(context.Context, *MsgLeaveTransferAgent) (*MsgLeaveTransferAgentResponse, error)
 }
 
 // UnimplementedMsgServer can be embedded to have forward compatible implementations.
@@ -747,6 +970,12 @@ func (*UnimplementedMsgServer) StartInference(ctx context.Context, req *MsgStart
 }
 func (*UnimplementedMsgServer) FinishInference(ctx context.Context, req *MsgFinishInference) (*MsgFinishInferenceResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method FinishInference not implemented")
+}
+func (*UnimplementedMsgServer) RegisterTransferAgent(ctx context.Context, req *MsgRegisterTransferAgent) (*MsgRegisterTransferAgentResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RegisterTransferAgent not implemented")
+}
+func (*UnimplementedMsgServer) LeaveTransferAgent(ctx context.Context, req *MsgLeaveTransferAgent) (*MsgLeaveTransferAgentResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method LeaveTransferAgent not implemented")
 }
 
 func RegisterMsgServer(s grpc1.Server, srv MsgServer) {
@@ -843,6 +1072,42 @@ func _Msg_FinishInference_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Msg_RegisterTransferAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MsgRegisterTransferAgent)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MsgServer).RegisterTransferAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/inferenced.inference.v1.Msg/RegisterTransferAgent",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MsgServer).RegisterTransferAgent(ctx, req.(*MsgRegisterTransferAgent))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Msg_LeaveTransferAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MsgLeaveTransferAgent)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MsgServer).LeaveTransferAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/inferenced.inference.v1.Msg/LeaveTransferAgent",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MsgServer).LeaveTransferAgent(ctx, req.(*MsgLeaveTransferAgent))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var Msg_serviceDesc = _Msg_serviceDesc
 var _Msg_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "inferenced.inference.v1.Msg",
@@ -867,6 +1132,14 @@ var _Msg_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FinishInference",
 			Handler:    _Msg_FinishInference_Handler,
+		},
+		{
+			MethodName: "RegisterTransferAgent",
+			Handler:    _Msg_RegisterTransferAgent_Handler,
+		},
+		{
+			MethodName: "LeaveTransferAgent",
+			Handler:    _Msg_LeaveTransferAgent_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -1257,6 +1530,127 @@ func (m *MsgFinishInferenceResponse) MarshalToSizedBuffer(dAtA []byte) (int, err
 	return len(dAtA) - i, nil
 }
 
+func (m *MsgRegisterTransferAgent) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *MsgRegisterTransferAgent) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *MsgRegisterTransferAgent) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	{
+		size, err := m.Bond.MarshalToSizedBuffer(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = encodeVarintTx(dAtA, i, uint64(size))
+	}
+	i--
+	dAtA[i] = 0x12
+	if len(m.Creator) > 0 {
+		i -= len(m.Creator)
+		copy(dAtA[i:], m.Creator)
+		i = encodeVarintTx(dAtA, i, uint64(len(m.Creator)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *MsgRegisterTransferAgentResponse) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *MsgRegisterTransferAgentResponse) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *MsgRegisterTransferAgentResponse) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	return len(dAtA) - i, nil
+}
+
+func (m *MsgLeaveTransferAgent) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *MsgLeaveTransferAgent) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *MsgLeaveTransferAgent) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if len(m.Creator) > 0 {
+		i -= len(m.Creator)
+		copy(dAtA[i:], m.Creator)
+		i = encodeVarintTx(dAtA, i, uint64(len(m.Creator)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *MsgLeaveTransferAgentResponse) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *MsgLeaveTransferAgentResponse) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *MsgLeaveTransferAgentResponse) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.ReleaseEpoch != 0 {
+		i = encodeVarintTx(dAtA, i, uint64(m.ReleaseEpoch))
+		i--
+		dAtA[i] = 0x8
+	}
+	return len(dAtA) - i, nil
+}
+
 func encodeVarintTx(dAtA []byte, offset int, v uint64) int {
 	offset -= sovTx(v)
 	base := offset
@@ -1436,6 +1830,55 @@ func (m *MsgFinishInferenceResponse) Size() (n int) {
 	}
 	var l int
 	_ = l
+	return n
+}
+
+func (m *MsgRegisterTransferAgent) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Creator)
+	if l > 0 {
+		n += 1 + l + sovTx(uint64(l))
+	}
+	l = m.Bond.Size()
+	n += 1 + l + sovTx(uint64(l))
+	return n
+}
+
+func (m *MsgRegisterTransferAgentResponse) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	return n
+}
+
+func (m *MsgLeaveTransferAgent) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Creator)
+	if l > 0 {
+		n += 1 + l + sovTx(uint64(l))
+	}
+	return n
+}
+
+func (m *MsgLeaveTransferAgentResponse) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.ReleaseEpoch != 0 {
+		n += 1 + sovTx(uint64(m.ReleaseEpoch))
+	}
 	return n
 }
 
@@ -2534,6 +2977,322 @@ func (m *MsgFinishInferenceResponse) Unmarshal(dAtA []byte) error {
 			return fmt.Errorf("proto: MsgFinishInferenceResponse: illegal tag %d (wire type %d)", fieldNum, wire)
 		}
 		switch fieldNum {
+		default:
+			iNdEx = preIndex
+			skippy, err := skipTx(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthTx
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *MsgRegisterTransferAgent) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowTx
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: MsgRegisterTransferAgent: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: MsgRegisterTransferAgent: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Creator", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowTx
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthTx
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthTx
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Creator = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Bond", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowTx
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthTx
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthTx
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if err := m.Bond.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipTx(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthTx
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *MsgRegisterTransferAgentResponse) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowTx
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: MsgRegisterTransferAgentResponse: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: MsgRegisterTransferAgentResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		default:
+			iNdEx = preIndex
+			skippy, err := skipTx(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthTx
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *MsgLeaveTransferAgent) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowTx
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: MsgLeaveTransferAgent: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: MsgLeaveTransferAgent: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Creator", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowTx
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthTx
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthTx
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Creator = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipTx(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthTx
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *MsgLeaveTransferAgentResponse) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowTx
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: MsgLeaveTransferAgentResponse: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: MsgLeaveTransferAgentResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ReleaseEpoch", wireType)
+			}
+			m.ReleaseEpoch = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowTx
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ReleaseEpoch |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := skipTx(dAtA[iNdEx:])
