@@ -224,6 +224,16 @@ func ClaimProbe(r Record) (Record, bool) {
 	return r, true
 }
 
+// ReleaseProbe frees the probe slot of a PROBE record whose probe ended
+// without a verdict (it expired and nothing corroborates the miss): the
+// executor stays PROBE and is offered a new probe.
+func ReleaseProbe(r Record) Record {
+	if r.State == Probe {
+		r.ProbeInFlight = false
+	}
+	return r
+}
+
 // NextCooldown is the cooldown of the next exclusion: the initial one on the
 // first exclusion in the epoch, then doubled, always within [initial, max].
 func NextCooldown(r Record, p Params) uint64 {

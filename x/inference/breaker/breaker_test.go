@@ -285,6 +285,20 @@ func TestClaimProbeHoldsOneSlot(t *testing.T) {
 	}
 }
 
+func TestReleaseProbeFreesTheSlotAndKeepsProbe(t *testing.T) {
+	r, _ := ClaimProbe(Record{State: Probe, Since: 7})
+	r = ReleaseProbe(r)
+	if r.State != Probe || r.ProbeInFlight || r.Since != 7 {
+		t.Fatalf("released record %+v", r)
+	}
+	if _, ok := ClaimProbe(r); !ok {
+		t.Fatal("a released slot is not offered again")
+	}
+	if got := ReleaseProbe(Record{State: Excluded}); got != (Record{State: Excluded}) {
+		t.Fatalf("ReleaseProbe changed an EXCLUDED record: %+v", got)
+	}
+}
+
 func TestPlain(t *testing.T) {
 	r, _ := feed(t, Record{}, defaults(), "oooo", 1)
 	if !r.Plain() {

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -80,4 +81,43 @@ func (s Store) reportGauges(ctx context.Context) error {
 func resetGauges() {
 	telemetry.SetGauge(0, metricExcluded...)
 	telemetry.SetGauge(0, metricProbing...)
+}
+
+var (
+	metricMissesHeld    = MetricKey("traffic_misses_held")
+	metricMissesCounted = MetricKey("traffic_misses_counted")
+)
+
+// emitHeld reports a traffic miss that nothing corroborates yet.
+func (s Store) emitHeld(ctx context.Context, e entry, sample types.PendingSample, probe bool, height int64) error {
+	address, err := s.ac.BytesToString(e.addr)
+	if err != nil {
+		return fmt.Errorf("encode executor: %w", err)
+	}
+	telemetry.IncrCounter(1, metricMissesHeld...)
+	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventTrafficMissHeld{
+		Executor: address, Agent: sample.Agent, StartHeight: sample.StartHeight, Probe: probe,
+		Held: e.ledger.Held(), Height: height,
+	})
+	if err != nil {
+		return fmt.Errorf("emit held-miss event: %w", err)
+	}
+	return nil
+}
+
+// emitCounted reports a traffic miss that counts against its executor.
+func (s Store) emitCounted(ctx context.Context, e entry, v evidence.Verdict, height int64) error {
+	address, err := s.ac.BytesToString(e.addr)
+	if err != nil {
+		return fmt.Errorf("encode executor: %w", err)
+	}
+	telemetry.IncrCounter(1, metricMissesCounted...)
+	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventTrafficMissCounted{
+		Executor: address, Agent: v.Miss.Agent, StartHeight: v.Miss.Start,
+		ByAttestation: v.ByAttestation, WasHeld: v.WasHeld, Height: height,
+	})
+	if err != nil {
+		return fmt.Errorf("emit counted-miss event: %w", err)
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ func statusOf(h types.ExecutorHealth, window uint32) types.HealthStatus {
 		TrafficSamples: ts, TrafficMisses: tm, AttestedSamples: as, AttestedMisses: am,
 		CooldownBlocks: h.CooldownBlocks, SinceHeight: h.SinceHeight, ExcludedAt: h.ExcludedAt,
 		Exclusions: h.Exclusions, CapRefusals: h.CapRefusals, ProbeInferenceId: h.ProbeInferenceId,
+		HeldMisses: toLedger(h).Held(),
 	}
 	if r.State == breaker.Excluded {
 		st.EligibleHeight = r.EligibleAt()

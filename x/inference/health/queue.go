@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"cosmossdk.io/collections"
+	errorsmod "cosmossdk.io/errors"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
@@ -27,7 +28,10 @@ func (s Store) QueueOutcome(ctx context.Context, inf types.Inference, miss bool)
 	if err != nil {
 		return fmt.Errorf("look up breaker record: %w", err)
 	}
-	sample := types.PendingSample{InferenceId: inf.InferenceId, Miss: miss, StartHeight: inf.StartHeight}
+	sample := types.PendingSample{
+		InferenceId: inf.InferenceId, Miss: miss, StartHeight: inf.StartHeight,
+		Agent: inf.TransferAgent, EndHeight: inf.EndHeight,
+	}
 	if !stored {
 		pending, err := s.hasPending(ctx, addr)
 		if err != nil {
@@ -91,8 +95,11 @@ func (s Store) priorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32,
 }
 
 // ClaimProbe gives a just-started inference the probe slot of a PROBE
-// executor whose slot is free: its outcome alone decides the probe.
-func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, inferenceID string) error {
+// executor whose slot is free: its outcome alone decides the probe. An
+// agent whose earlier probe of this PROBE period expired uncorroborated is
+// refused: otherwise one account could take every probe and let it expire,
+// keeping a recovered executor out for the whole epoch.
+func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, inferenceID string) error {
 	before, err := s.load(ctx, executor)
 	if err != nil {
 		return err
@@ -100,6 +107,10 @@ func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, inferenc
 	rec, claimed := breaker.ClaimProbe(before.rec)
 	if !claimed {
 		return nil
+	}
+	if before.ledger.ProbeHeldFrom(agent, before.rec.Since) {
+		return errorsmod.Wrapf(types.ErrProbeTaken,
+			"the probe of executor %s that transfer agent %s started expired without corroboration; another agent must probe it", executor, agent)
 	}
 	after := before
 	after.rec, after.probeID = rec, inferenceID

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -26,6 +27,7 @@ type step struct {
 	ctx     context.Context
 	height  int64
 	bp      breaker.Params
+	ep      evidence.Params
 	cap     *capTracker
 	changed bool
 }
@@ -42,7 +44,7 @@ func (s Store) Step(ctx context.Context, attested []AttestedSample) error {
 	}
 	st := &step{
 		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
-		bp: params.BreakerParams(), cap: newCapTracker(s, params.HealthCbMaxExcludedWeightPct),
+		bp: params.BreakerParams(), ep: params.EvidenceParams(), cap: newCapTracker(s, params.HealthCbMaxExcludedWeightPct),
 	}
 	if err := st.promoteDue(); err != nil {
 		return err
@@ -169,19 +171,64 @@ func (st *step) applyBatch(batch []queuedSample) error {
 		after.rec.Windows[breaker.Traffic] = breaker.Prefilled(batch[0].sample.PriorOks)
 	}
 	for _, q := range batch {
-		sample := breaker.Sample{
-			Kind: breaker.Traffic, Miss: q.sample.Miss, StartedAt: q.sample.StartHeight,
-			Probe: after.rec.ProbeInFlight && after.probeID == q.sample.InferenceId,
-		}
-		if after, err = st.observe(after, sample); err != nil {
+		probe := after.rec.ProbeInFlight && after.probeID == q.sample.InferenceId
+		if after, err = st.applyOutcome(after, q.sample, probe); err != nil {
 			return err
 		}
 	}
 	return st.s.save(st.ctx, before, after)
 }
 
+// applyOutcome passes one traffic outcome through the evidence ledger. A
+// success reaches the breaker at once; a miss only when it is
+// corroborated, together with the held misses it corroborates. A miss
+// nothing backs is held and charged to its agent; if it was the probe, the
+// slot is released for another agent's probe instead of re-excluding.
+func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (entry, error) {
+	if !sample.Miss {
+		e.ledger = e.ledger.OK(st.ep)
+		return st.observe(e, breaker.Sample{Kind: breaker.Traffic, StartedAt: sample.StartHeight, Probe: probe})
+	}
+	var verdicts []evidence.Verdict
+	e.ledger, verdicts = e.ledger.Miss(evidence.Miss{
+		Agent: sample.Agent, Start: sample.StartHeight, End: sample.EndHeight, Probe: probe,
+	}, st.ep)
+	counted := false
+	for _, v := range verdicts {
+		counted = counted || !v.WasHeld
+		var err error
+		if e, err = st.count(e, v); err != nil {
+			return e, err
+		}
+	}
+	if counted {
+		return e, nil
+	}
+	if probe {
+		e.rec = breaker.ReleaseProbe(e.rec)
+	}
+	if err := st.s.module.MissHeld(st.ctx, sample.Agent); err != nil {
+		return e, err
+	}
+	return e, st.s.emitHeld(st.ctx, e, sample, probe, st.height)
+}
+
+// count applies a miss that counts against the executor: the SPRT and the
+// agent's standing hear of it, and the breaker observes it (under its own
+// rules: a stale miss, or one while EXCLUDED, changes no state).
+func (st *step) count(e entry, v evidence.Verdict) (entry, error) {
+	if err := st.s.module.MissCounted(st.ctx, e.addr, v.Miss.Agent, v.WasHeld); err != nil {
+		return e, err
+	}
+	if err := st.s.emitCounted(st.ctx, e, v, st.height); err != nil {
+		return e, err
+	}
+	return st.observe(e, breaker.Sample{Kind: breaker.Traffic, Miss: true, StartedAt: v.Miss.Start, Probe: v.Miss.Probe})
+}
+
 // applyAttested applies one attested verdict. An ok for an executor the
-// breaker holds nothing on changes nothing and costs one read.
+// breaker holds nothing on changes nothing and costs one read. An attested
+// miss first makes the held traffic misses in flight at the time count.
 func (st *step) applyAttested(a AttestedSample) error {
 	before, err := st.s.load(st.ctx, a.Executor)
 	if err != nil {
@@ -200,6 +247,15 @@ func (st *step) applyAttested(a AttestedSample) error {
 		}
 		after.rec.Windows[breaker.Traffic] = breaker.Prefilled(oks)
 		after.rec.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+	}
+	if a.Miss {
+		var verdicts []evidence.Verdict
+		after.ledger, verdicts = after.ledger.AttestedMiss(st.height)
+		for _, v := range verdicts {
+			if after, err = st.count(after, v); err != nil {
+				return err
+			}
+		}
 	}
 	if after, err = st.observe(after, breaker.Sample{Kind: breaker.Attested, Miss: a.Miss}); err != nil {
 		return err

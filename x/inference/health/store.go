@@ -18,6 +18,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -33,6 +34,13 @@ type Module interface {
 	PriorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error)
 	// LoadParams returns the module's params.
 	LoadParams(ctx context.Context) (types.Params, error)
+	// MissCounted is told of a traffic miss through agent that counts
+	// against executor: the SPRT counts it, and the agent's standing
+	// records it (refunding its charge when the miss had been held).
+	MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld bool) error
+	// MissHeld is told of a traffic miss that nothing corroborates (yet):
+	// it is charged to its agent.
+	MissHeld(ctx context.Context, agent string) error
 }
 
 // Store is the breaker's state. Its collections are unexported: every
@@ -81,12 +89,43 @@ func NewStore(sb *collections.SchemaBuilder, cdc codec.BinaryCodec, ac address.C
 }
 
 // entry is an executor's breaker record as the store handles it: the pure
-// record plus what only the store knows (the probe's inference id).
+// record, its evidence ledger, and what only the store knows (the probe's
+// inference id).
 type entry struct {
 	addr    sdk.AccAddress
 	stored  bool // a record exists in the store
 	rec     breaker.Record
+	ledger  evidence.Ledger
 	probeID string
+}
+
+// plain reports whether the entry carries nothing a fresh healthy executor
+// would not: it then needs no record.
+func (e entry) plain() bool { return e.rec.Plain() && e.ledger.Empty() }
+
+// same reports whether two entries would store the same record.
+func (e entry) same(o entry) bool {
+	return e.rec == o.rec && e.probeID == o.probeID && e.ledger.Equal(o.ledger)
+}
+
+func toLedger(h types.ExecutorHealth) evidence.Ledger {
+	l := evidence.Ledger{Outcomes: h.TrafficOutcomes, AttestedMissAt: h.AttestedMissAt}
+	for _, m := range h.RecentMisses {
+		l.Misses = append(l.Misses, evidence.Miss{
+			Agent: m.Agent, Outcome: m.Outcome, Start: m.StartHeight, End: m.EndHeight, Counted: m.Counted, Probe: m.Probe,
+		})
+	}
+	return l
+}
+
+func fromLedger(l evidence.Ledger) []types.TrafficMiss {
+	var out []types.TrafficMiss
+	for _, m := range l.Misses {
+		out = append(out, types.TrafficMiss{
+			Agent: m.Agent, Outcome: m.Outcome, StartHeight: m.Start, EndHeight: m.End, Counted: m.Counted, Probe: m.Probe,
+		})
+	}
+	return out
 }
 
 func toBreaker(h types.ExecutorHealth) breaker.Record {
@@ -125,6 +164,9 @@ func (e entry) proto(ac address.Codec) (types.ExecutorHealth, error) {
 		Exclusions:       r.Exclusions,
 		CapRefusals:      r.CapRefusals,
 		ProbeInferenceId: e.probeID,
+		RecentMisses:     fromLedger(e.ledger),
+		TrafficOutcomes:  e.ledger.Outcomes,
+		AttestedMissAt:   e.ledger.AttestedMissAt,
 	}, nil
 }
 
@@ -138,7 +180,7 @@ func (s Store) load(ctx context.Context, addr sdk.AccAddress) (entry, error) {
 	if err != nil {
 		return entry{}, fmt.Errorf("load breaker record of %s: %w", addr, err)
 	}
-	return entry{addr: addr, stored: true, rec: toBreaker(h), probeID: h.ProbeInferenceId}, nil
+	return entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probeID: h.ProbeInferenceId}, nil
 }
 
 // save is the one writer of records and everything derived from them: it
@@ -149,7 +191,7 @@ func (s Store) save(ctx context.Context, before, after entry) error {
 	if !after.rec.ProbeInFlight {
 		after.probeID = ""
 	}
-	if before.stored && before.rec == after.rec && before.probeID == after.probeID {
+	if before.stored && before.same(after) {
 		return nil
 	}
 	if before.stored && before.rec.State == breaker.Excluded {
@@ -157,7 +199,7 @@ func (s Store) save(ctx context.Context, before, after entry) error {
 			return fmt.Errorf("unindex cooldown of %s: %w", before.addr, err)
 		}
 	}
-	if after.rec.Plain() && !before.stored {
+	if after.plain() && !before.stored {
 		return nil
 	}
 	h, err := after.proto(s.ac)
@@ -167,7 +209,7 @@ func (s Store) save(ctx context.Context, before, after entry) error {
 	if err := s.syncGate(ctx, h.Address, before, after); err != nil {
 		return err
 	}
-	if after.rec.Plain() {
+	if after.plain() {
 		if err := s.records.Remove(ctx, after.addr); err != nil {
 			return fmt.Errorf("drop breaker record of %s: %w", after.addr, err)
 		}

@@ -59,6 +59,24 @@ func (v breakerView) LoadParams(ctx context.Context) (types.Params, error) {
 	return v.k.Params.Get(ctx)
 }
 
+// MissCounted: a traffic miss counts against executor, so the SPRT counts
+// it (gonka's MissedRequests), and the agent's standing records it.
+func (v breakerView) MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld bool) error {
+	if err := v.k.countOutcome(ctx, executor, false); err != nil {
+		return err
+	}
+	if wasHeld {
+		return v.k.refundMiss(ctx, agent)
+	}
+	return v.k.countCorroborated(ctx, agent)
+}
+
+// MissHeld: nothing corroborates a traffic miss (yet), so it is charged to
+// its agent.
+func (v breakerView) MissHeld(ctx context.Context, agent string) error {
+	return v.k.chargeMiss(ctx, agent)
+}
+
 // memberOf returns the epoch member at addr, if it is one.
 func (k Keeper) memberOf(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
 	index, err := k.EpochMemberIndex.Get(ctx, addr)

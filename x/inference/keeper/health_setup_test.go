@@ -13,7 +13,11 @@ import (
 
 // Breaker test params: no PoC phase, inferences expire after one block so a
 // miss lands two blocks after its start, cooldowns 5 doubling up to 20, and
-// an SPRT threshold so high that only the breaker acts.
+// an SPRT threshold so high that only the breaker acts. One agent's word is
+// trusted (health_cb_traffic_min_agents 1): these tests drive the breaker's
+// state machine through the keeper, and the evidence ledger then passes
+// every miss through in its block. Corroboration has its own tests
+// (evidence_test.go) at the default of two agents.
 const (
 	bInitial = 5
 	bMax     = 20
@@ -27,6 +31,7 @@ func breakerParams() types.Params {
 	p.HealthCbInitialCooldownBlocks = bInitial
 	p.HealthCbMaxCooldownBlocks = bMax
 	p.DowntimeHThreshold = dec("1000")
+	p.HealthCbTrafficMinAgents = 1
 	return p
 }
 

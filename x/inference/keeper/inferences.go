@@ -42,6 +42,9 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if exists {
 		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q", req.InferenceID)
 	}
+	if err := k.agentStarting(ctx, req.TransferAgent); err != nil {
+		return 0, err
+	}
 	if err := k.CheckRoutable(ctx, req.Executor, req.Model); err != nil {
 		return 0, err
 	}
@@ -86,7 +89,7 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("emit start event: %w", err)
 	}
-	if err := k.health.ClaimProbe(ctx, req.Executor, inf.InferenceId); err != nil {
+	if err := k.health.ClaimProbe(ctx, req.Executor, agent, inf.InferenceId); err != nil {
 		return 0, err
 	}
 	return inf.ExpirationHeight, nil
@@ -124,6 +127,9 @@ func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, 
 		return err
 	}
 	if err := k.countOutcome(ctx, executor, true); err != nil {
+		return err
+	}
+	if err := k.agentFinished(ctx, inf.TransferAgent); err != nil {
 		return err
 	}
 	if err := k.health.QueueOutcome(ctx, inf, false); err != nil {
@@ -173,13 +179,8 @@ func (k Keeper) expire(ctx context.Context, id string, height int64) error {
 	if err := k.closeInference(ctx, inf); err != nil {
 		return err
 	}
-	executor, err := k.addressCodec.StringToBytes(inf.Executor)
-	if err != nil {
-		return fmt.Errorf("inference executor %q: %w", inf.Executor, err)
-	}
-	if err := k.countOutcome(ctx, executor, false); err != nil {
-		return err
-	}
+	// The miss counts against the executor (breaker and SPRT) only once
+	// the breaker's evidence ledger finds it corroborated (next block).
 	if err := k.health.QueueOutcome(ctx, inf, true); err != nil {
 		return err
 	}
@@ -206,8 +207,11 @@ func (k Keeper) closeInference(ctx context.Context, inf types.Inference) error {
 	return nil
 }
 
-// countOutcome adds a finish or a miss to the executor's epoch stats and, on
-// a miss, runs the SPRT downtime check. An outcome counts in the epoch where
+// countOutcome adds a finish or a counted miss to the executor's epoch
+// stats and, on a miss, runs the SPRT downtime check. A miss counts only
+// when the breaker's evidence ledger finds it corroborated
+// (breakerView.MissCounted): one agent's word does not make an executor
+// INACTIVE. An outcome counts in the epoch where
 // it happens, even for an inference started in the previous one: otherwise
 // an executor could ignore every request of an epoch's last blocks for free.
 func (k Keeper) countOutcome(ctx context.Context, executor sdk.AccAddress, ok bool) error {

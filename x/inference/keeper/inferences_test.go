@@ -197,18 +197,21 @@ func TestEndBlockExpiresExactlyTheDueEntries(t *testing.T) {
 	require.Equal(t, types.INFERENCE_STATUS_EXPIRED, f.inference("early-b").Status)
 	require.Equal(t, int64(16), f.inference("early-a").EndHeight)
 	require.Equal(t, types.INFERENCE_STATUS_STARTED, f.inference("late").Status, "due later, must stay STARTED")
-	require.Equal(t, uint64(1), f.participant(1).CurrentEpochStats.MissedRequests)
-	require.Equal(t, uint64(1), f.participant(2).CurrentEpochStats.MissedRequests)
 	require.Len(t, typedEvents[*types.EventInferenceExpired](t, f.ctx), 2)
 
+	// One agent's misses are held by the breaker's evidence ledger, not
+	// counted (the next block's step applies them).
 	f.block(17)
 	require.Equal(t, types.INFERENCE_STATUS_EXPIRED, f.inference("late").Status)
-	require.Equal(t, types.CurrentEpochStats{MissedRequests: 2}, f.participant(1).CurrentEpochStats)
 	require.Equal(t, []string{"early-a", "early-b", "late"}, f.hooks.expired)
 	requireQueueEmpty(t, f)
+	f.block(18)
+	require.Equal(t, uint32(2), f.health(1).HeldMisses)
+	require.Equal(t, uint32(1), f.health(2).HeldMisses)
 
 	f.advanceTo(30)
-	require.Equal(t, types.CurrentEpochStats{MissedRequests: 2}, f.participant(1).CurrentEpochStats, "expired once only")
+	require.Equal(t, uint32(2), f.health(1).HeldMisses, "expired once only")
+	require.Equal(t, types.CurrentEpochStats{}, f.participant(1).CurrentEpochStats, "uncorroborated misses do not count")
 }
 
 func TestFinishInExpirationBlockBeforeEndBlockWinsOverExpiry(t *testing.T) {
@@ -240,7 +243,8 @@ func TestInferenceIsClosedOnceNeverBoth(t *testing.T) {
 	require.ErrorIs(t, f.finish(1, "a"), types.ErrInferenceNotStarted)
 	require.Equal(t, []string{"a", "c"}, f.hooks.finished)
 	require.Equal(t, []string{"b", "d"}, f.hooks.expired)
-	require.Equal(t, types.CurrentEpochStats{InferenceCount: 2, MissedRequests: 2}, f.participant(1).CurrentEpochStats)
+	require.Equal(t, types.CurrentEpochStats{InferenceCount: 2}, f.participant(1).CurrentEpochStats, "one agent's misses are held, not counted")
+	require.Equal(t, uint32(2), f.health(1).HeldMisses)
 	requireQueueEmpty(t, f)
 }
 
@@ -258,7 +262,9 @@ func requireQueueEmpty(t *testing.T, f *fixture) {
 // started before the boundary; otherwise an executor could ignore every
 // request of an epoch's last blocks without a miss on record.
 func TestOutcomeOfPreviousEpochInferenceCountsInTheEpochItHappens(t *testing.T) {
-	f := newFixture(t, withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
+	trusting := testParams()
+	trusting.HealthCbTrafficMinAgents = 1 // the miss counts in the block after it
+	f := newFixture(t, withParams(trusting), withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
 	f.begin(1)
 	f.end()
 	f.advanceTo(testEpochLength - 2)
@@ -269,7 +275,7 @@ func TestOutcomeOfPreviousEpochInferenceCountsInTheEpochItHappens(t *testing.T) 
 	f.advanceTo(testEpochLength + 1) // epoch 2 starts at 1 + testEpochLength
 	require.Equal(t, uint64(2), mustEpoch(t, f).Index)
 	require.NoError(t, f.finish(2, "old-finish"))
-	f.advanceTo(testEpochLength - 1 + testExpiration)
+	f.advanceTo(testEpochLength + testExpiration)
 
 	require.Equal(t, types.INFERENCE_STATUS_EXPIRED, f.inference("old-miss").Status)
 	require.Equal(t, types.CurrentEpochStats{MissedRequests: 1}, f.participant(1).CurrentEpochStats)

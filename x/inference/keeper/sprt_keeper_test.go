@@ -13,6 +13,16 @@ import (
 // and a success adds ln(8/9) ~ -0.118, so from a fresh epoch:
 // 5 misses = 3.47 < 4, 6 misses = 4.16, 1 success + 6 misses = 4.04,
 // 2 successes + 6 misses = 3.92, 2 successes + 7 misses = 4.62.
+// These tests check the SPRT's arithmetic through the keeper, so one
+// agent's word is trusted (min agents 1): each miss counts in the block
+// after its expiry. TestAttackOneAgentCannotMakeAnExecutorInactive covers
+// the default.
+func trustingParams() types.Params {
+	p := types.DefaultParams()
+	p.HealthCbTrafficMinAgents = 1
+	return p
+}
+
 func TestSPRTThroughKeeperMarksInactiveAtThreshold(t *testing.T) {
 	cases := []struct {
 		successes, misses int
@@ -27,7 +37,7 @@ func TestSPRTThroughKeeperMarksInactiveAtThreshold(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%d successes then %d misses", tc.successes, tc.misses), func(t *testing.T) {
-			f := newFixture(t, withParams(types.DefaultParams()), withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
+			f := newFixture(t, withParams(trustingParams()), withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
 			f.begin(1)
 			for i := 0; i < tc.successes; i++ {
 				id := fmt.Sprintf("ok-%d", i)
@@ -43,8 +53,11 @@ func TestSPRTThroughKeeperMarksInactiveAtThreshold(t *testing.T) {
 				f.end()
 			}
 			inactiveEvents := 0
+			f.block(first + int64(types.DefaultExpirationBlocks)) // the first miss expires
 			for i := 1; i <= tc.misses; i++ {
-				f.block(first + int64(i-1) + int64(types.DefaultExpirationBlocks))
+				// Miss i expired at the end of this block's predecessor and
+				// counts in this block's step.
+				f.block(first + int64(i-1) + int64(types.DefaultExpirationBlocks) + 1)
 				p := f.participant(1)
 				require.Equal(t, uint64(i), p.CurrentEpochStats.MissedRequests)
 				require.Equal(t, uint64(tc.successes), p.CurrentEpochStats.InferenceCount)
@@ -70,7 +83,7 @@ func TestSPRTThroughKeeperMarksInactiveAtThreshold(t *testing.T) {
 }
 
 func TestSPRTInactiveLastsUntilEpochBoundary(t *testing.T) {
-	params := types.DefaultParams()
+	params := trustingParams()
 	params.EpochLength = 100
 	params.HealthCbMaxCooldownBlocks = 99
 	f := newFixture(t, withParams(params), withParticipants(gp(1, 10, true, "m"), gp(2, 10, true, "m")))
@@ -79,7 +92,7 @@ func TestSPRTInactiveLastsUntilEpochBoundary(t *testing.T) {
 		f.mustStart(fmt.Sprintf("miss-%d", i), 1, "m")
 	}
 	f.end()
-	f.advanceTo(1 + int64(params.ExpirationBlocks))
+	f.advanceTo(2 + int64(params.ExpirationBlocks))
 	require.Equal(t, types.PARTICIPANT_STATUS_INACTIVE, f.participant(1).Status)
 	require.Len(t, typedEvents[*types.EventParticipantInactive](t, f.ctx), 1)
 

@@ -38,6 +38,11 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		if err := ValidateExecutorHealth(h); err != nil {
 			return fmt.Errorf("executor_health %s: %w", h.Address, err)
 		}
+		for _, m := range h.RecentMisses {
+			if _, err := CanonicalAddress(ac, m.Agent); err != nil {
+				return fmt.Errorf("executor_health %s: recent miss agent %q: %w", h.Address, m.Agent, err)
+			}
+		}
 		if h.ProbeInferenceId != "" {
 			probe, ok := inferences[h.ProbeInferenceId]
 			// A probe started before its record's last state change would
@@ -78,7 +83,8 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		if p.Sample.Miss {
 			wantStatus = INFERENCE_STATUS_EXPIRED
 		}
-		if !ok || inf.Executor != p.Executor || inf.Status != wantStatus || inf.StartHeight != p.Sample.StartHeight {
+		if !ok || inf.Executor != p.Executor || inf.Status != wantStatus || inf.StartHeight != p.Sample.StartHeight ||
+			inf.TransferAgent != p.Sample.Agent || inf.EndHeight != p.Sample.EndHeight {
 			return fmt.Errorf("pending sample %d: not the outcome of inference %q of %s", p.Sequence, p.Sample.InferenceId, p.Executor)
 		}
 	}
@@ -107,12 +113,40 @@ func ValidateExecutorHealth(h ExecutorHealth) error {
 		h.CooldownBlocks > MaxEpochLength {
 		return fmt.Errorf("heights must be in [0, %d] and the cooldown at most %d", MaxHealthHeight, MaxEpochLength)
 	}
+	if err := validateLedger(h); err != nil {
+		return err
+	}
 	if h.ProbeInferenceId != "" {
 		if h.State != HEALTH_STATE_PROBE {
 			return fmt.Errorf("probe_inference_id set on a %s record", h.State)
 		}
 		if err := ValidateInferenceID(h.ProbeInferenceId); err != nil {
 			return fmt.Errorf("probe_inference_id: %w", err)
+		}
+	}
+	return nil
+}
+
+// validateLedger checks a record's evidence ledger: at most a window of
+// misses, numbered below the outcome counter in increasing order, with
+// heights the ledger can hold.
+func validateLedger(h ExecutorHealth) error {
+	if len(h.RecentMisses) > breaker.MaxWindow {
+		return fmt.Errorf("recent_misses holds %d misses, more than %d", len(h.RecentMisses), breaker.MaxWindow)
+	}
+	if h.AttestedMissAt < 0 || h.AttestedMissAt > MaxHealthHeight {
+		return fmt.Errorf("attested_miss_at must be in [0, %d]", MaxHealthHeight)
+	}
+	for i, m := range h.RecentMisses {
+		switch {
+		case m.Outcome >= h.TrafficOutcomes:
+			return fmt.Errorf("recent miss %d: outcome %d is not below traffic_outcomes %d", i, m.Outcome, h.TrafficOutcomes)
+		case i > 0 && m.Outcome <= h.RecentMisses[i-1].Outcome:
+			return fmt.Errorf("recent miss %d: outcomes must increase", i)
+		case h.TrafficOutcomes-m.Outcome > breaker.MaxWindow:
+			return fmt.Errorf("recent miss %d: outcome %d is older than any window", i, m.Outcome)
+		case m.StartHeight < 0 || m.StartHeight > m.EndHeight || m.EndHeight > MaxHealthHeight:
+			return fmt.Errorf("recent miss %d: heights must satisfy 0 <= start <= end <= %d", i, MaxHealthHeight)
 		}
 	}
 	return nil

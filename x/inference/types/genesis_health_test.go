@@ -22,10 +22,14 @@ func healthGenesis() types.GenesisState {
 		{Address: bech(1), State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 12, SinceHeight: 12, CooldownBlocks: 50, Exclusions: 1,
 			Reason: types.HEALTH_REASON_CONSECUTIVE_MISSES},
 		{Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 3, SinceHeight: 11, CooldownBlocks: 8, Exclusions: 1,
-			ProbeInferenceId: "i-1", Traffic: types.SampleWindow{Bits: 1, Count: 3}},
+			ProbeInferenceId: "i-1", Traffic: types.SampleWindow{Bits: 1, Count: 3},
+			TrafficOutcomes: 3, AttestedMissAt: 11, RecentMisses: []types.TrafficMiss{
+				{Agent: bech(9), Outcome: 1, StartHeight: 4, EndHeight: 14},
+				{Agent: bech(8), Outcome: 2, StartHeight: 5, EndHeight: 15, Counted: true},
+			}},
 	}
 	gs.PendingSamples = []types.PendingSampleEntry{{Executor: bech(1), Sequence: 4,
-		Sample: types.PendingSample{InferenceId: "i-2", Miss: true, StartHeight: 10}}}
+		Sample: types.PendingSample{InferenceId: "i-2", Miss: true, StartHeight: 10, Agent: bech(9), EndHeight: 20}}}
 	gs.SampleSequence = 5
 	return gs
 }
@@ -77,6 +81,19 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		}, "twice"},
 		{"pending at or above the sequence", func(gs *types.GenesisState) { gs.SampleSequence = 4 }, "sample_sequence"},
 		{"pending bad inference id", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.InferenceId = "" }, "pending sample"},
+		{"pending sample of another agent", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.Agent = bech(8) }, "not the outcome"},
+		{"pending sample with another end height", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.EndHeight = 19 }, "not the outcome"},
+		{"ledger agent malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].RecentMisses[0].Agent = "x" }, "recent miss agent"},
+		{"ledger miss numbered at the counter", func(gs *types.GenesisState) { gs.ExecutorHealth[1].TrafficOutcomes = 2 }, "not below traffic_outcomes"},
+		{"ledger misses out of order", func(gs *types.GenesisState) { gs.ExecutorHealth[1].RecentMisses[1].Outcome = 1 }, "increase"},
+		{"ledger miss older than any window", func(gs *types.GenesisState) { gs.ExecutorHealth[1].TrafficOutcomes = 100 }, "older than any window"},
+		{"ledger miss ends before it starts", func(gs *types.GenesisState) { gs.ExecutorHealth[1].RecentMisses[0].EndHeight = 3 }, "heights"},
+		{"ledger longer than a window", func(gs *types.GenesisState) {
+			for i := range 65 {
+				gs.ExecutorHealth[1].RecentMisses = append(gs.ExecutorHealth[1].RecentMisses, types.TrafficMiss{Agent: bech(9), Outcome: uint64(3 + i)})
+			}
+		}, "more than 64"},
+		{"attested miss height negative", func(gs *types.GenesisState) { gs.ExecutorHealth[1].AttestedMissAt = -1 }, "attested_miss_at"},
 		{"pending prior oks over 64", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.PriorOks = 65 }, "prior_oks"},
 	}
 	for _, tc := range cases {

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
 	"github.com/inferenced/inferenced/x/inference/sprt"
 )
 
@@ -175,4 +176,10 @@ func (p Params) BreakerParams() breaker.Params {
 	bp.InitialCooldown = p.HealthCbInitialCooldownBlocks
 	bp.MaxCooldown = p.HealthCbMaxCooldownBlocks
 	return bp
+}
+
+// EvidenceParams converts validated params to the traffic-evidence rule's:
+// the ledger remembers the breaker's traffic window.
+func (p Params) EvidenceParams() evidence.Params {
+	return evidence.Params{Window: uint32(p.HealthCbWindowSamples), MinAgents: uint32(p.HealthCbTrafficMinAgents)}
 }
