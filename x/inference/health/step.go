@@ -217,7 +217,7 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 // agent's standing hear of it, and the breaker observes it (under its own
 // rules: a stale miss, or one while EXCLUDED, changes no state).
 func (st *step) count(e entry, v evidence.Verdict) (entry, error) {
-	if err := st.s.module.MissCounted(st.ctx, e.addr, v.Miss.Agent, v.WasHeld); err != nil {
+	if err := st.s.module.MissCounted(st.ctx, e.addr, v.Miss.Agent, v.WasHeld, v.ByAttestation); err != nil {
 		return e, err
 	}
 	if err := st.s.emitCounted(st.ctx, e, v, st.height); err != nil {

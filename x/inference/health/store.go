@@ -36,8 +36,10 @@ type Module interface {
 	LoadParams(ctx context.Context) (types.Params, error)
 	// MissCounted is told of a traffic miss through agent that counts
 	// against executor: the SPRT counts it, and the agent's standing
-	// records it (refunding its charge when the miss had been held).
-	MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld bool) error
+	// records it. A miss no attestation backed stays charged to its agent
+	// (charged now if it was not held); one an attestation backed is not
+	// (refunded if it was held).
+	MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld, byAttestation bool) error
 	// MissHeld is told of a traffic miss that nothing corroborates (yet):
 	// it is charged to its agent.
 	MissHeld(ctx context.Context, agent string) error

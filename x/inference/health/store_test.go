@@ -32,8 +32,10 @@ func (noMembers) Member(context.Context, sdk.AccAddress) (types.EpochMember, boo
 func (noMembers) ModelWeight(context.Context, string) (uint64, error)            { return 0, nil }
 func (noMembers) PriorSuccesses(context.Context, sdk.AccAddress) (uint32, error) { return 0, nil }
 func (noMembers) LoadParams(context.Context) (types.Params, error)               { return types.DefaultParams(), nil }
-func (noMembers) MissCounted(context.Context, sdk.AccAddress, string, bool) error { return nil }
-func (noMembers) MissHeld(context.Context, string) error                         { return nil }
+func (noMembers) MissCounted(context.Context, sdk.AccAddress, string, bool, bool) error {
+	return nil
+}
+func (noMembers) MissHeld(context.Context, string) error { return nil }
 
 func newStore(t *testing.T) (Store, sdk.Context) {
 	t.Helper()

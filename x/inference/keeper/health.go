@@ -60,13 +60,20 @@ func (v breakerView) LoadParams(ctx context.Context) (types.Params, error) {
 }
 
 // MissCounted: a traffic miss counts against executor, so the SPRT counts
-// it (gonka's MissedRequests), and the agent's standing records it.
-func (v breakerView) MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld bool) error {
+// it (gonka's MissedRequests), and the agent's standing records it. Only an
+// attestation clears the agent: a miss backed by other agents' misses stays
+// charged, so k colluding agents pay for every miss they make count.
+func (v breakerView) MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld, byAttestation bool) error {
 	if err := v.k.countOutcome(ctx, executor, false); err != nil {
 		return err
 	}
-	if wasHeld {
-		return v.k.refundMiss(ctx, agent)
+	switch {
+	case byAttestation && wasHeld:
+		return v.k.refundMiss(ctx, agent) // also counts it corroborated
+	case !byAttestation && !wasHeld:
+		if err := v.k.chargeMiss(ctx, agent); err != nil {
+			return err
+		}
 	}
 	return v.k.countCorroborated(ctx, agent)
 }

@@ -77,7 +77,7 @@ type Params struct {
 	// max_transfer_agents bounds the agent registry.
 	MaxTransferAgents uint64 `protobuf:"varint,17,opt,name=max_transfer_agents,json=maxTransferAgents,proto3" json:"max_transfer_agents,omitempty"`
 	// An agent's starts are refused for the rest of the epoch once its
-	// uncorroborated misses this epoch exceed transfer_agent_miss_allowance
+	// charged misses (those no attestation backed) this epoch exceed transfer_agent_miss_allowance
 	// plus transfer_agent_miss_allowance_pct percent of its finished
 	// inferences this epoch.
 	TransferAgentMissAllowance    uint64 `protobuf:"varint,18,opt,name=transfer_agent_miss_allowance,json=transferAgentMissAllowance,proto3" json:"transfer_agent_miss_allowance,omitempty"`

@@ -926,7 +926,7 @@ func (m *QueryTransferAgentRequest) GetAddress() string {
 // with its standing for the current epoch and what that standing allows.
 type TransferAgentView struct {
 	Agent TransferAgent `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent"`
-	// miss_allowance is how many uncorroborated misses it may have this
+	// miss_allowance is how many charged misses it may have this
 	// epoch before its starts are refused.
 	MissAllowance uint64 `protobuf:"varint,2,opt,name=miss_allowance,json=missAllowance,proto3" json:"miss_allowance,omitempty"`
 	// may_start: registered, not leaving and not stopped this epoch.
