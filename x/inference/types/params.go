@@ -37,13 +37,13 @@ const (
 
 	// Transfer-agent and traffic-evidence defaults (docs/architecture.md,
 	// "Transfer agents"). An honest agent at gonka's 3.25% miss rate stays
-	// far inside 10 + 10% of its finished inferences; an agent that never
+	// far inside 10 + 20% of its finished inferences; an agent that never
 	// forwards is stopped at its 11th miss.
 	DefaultTransferAgentMinBondAmount    int64  = 1_000_000
 	DefaultTransferAgentBondDenom               = "stake"
 	DefaultMaxTransferAgents             uint64 = 10_000
 	DefaultTransferAgentMissAllowance    uint64 = 10
-	DefaultTransferAgentMissAllowancePct uint64 = 10
+	DefaultTransferAgentMissAllowancePct uint64 = 20
 	DefaultHealthCBTrafficMinAgents      uint64 = 2
 
 	// MaxTrafficMinAgents bounds health_cb_traffic_min_agents: a ledger holds
