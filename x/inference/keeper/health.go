@@ -67,6 +67,9 @@ func (v breakerView) MissCounted(ctx context.Context, executor sdk.AccAddress, a
 	if err := v.k.countOutcome(ctx, executor, false); err != nil {
 		return err
 	}
+	if agent == "" { // queued before agents were recorded (an upgraded chain): no one to charge
+		return nil
+	}
 	switch {
 	case byAttestation && wasHeld:
 		return v.k.refundMiss(ctx, agent) // also counts it corroborated
@@ -81,6 +84,9 @@ func (v breakerView) MissCounted(ctx context.Context, executor sdk.AccAddress, a
 // MissHeld: nothing corroborates a traffic miss (yet), so it is charged to
 // its agent.
 func (v breakerView) MissHeld(ctx context.Context, agent string) error {
+	if agent == "" {
+		return nil
+	}
 	return v.k.chargeMiss(ctx, agent)
 }
 
