@@ -14,6 +14,9 @@
 #   LOCALNET_HOME      where nodes, keys and logs live   (build/localnet)
 #   NUM_VALIDATORS     validators                         (4)
 #   NUM_EXECUTORS      fake executors                     (6)
+#   AGENTS             registered transfer agents agent0..   (3)
+#   AGENT_BOND         each genesis agent's bond (the genesis param
+#                      transfer_agent_min_bond, i.e. types.DefaultParams)
 #   PORT_OFFSET        added to every port, to run two networks at once (0)
 #   BLOCK_TIME         CometBFT timeout_commit; ~1 s blocks (700ms)
 #   EPOCH_LENGTH       blocks per epoch                   (200)
@@ -31,6 +34,14 @@
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #
+# Keys (test keyring in $LOCALNET_HOME/keys), each funded with 1000000000000stake:
+#   val<i>     validator i
+#   exec<j>    executor j, a genesis participant
+#   agent<k>   transfer agent k (k < AGENTS), registered in genesis with AGENT_BOND:
+#              the load driver's agents
+#   griefer    a registered transfer agent too, for the scenarios that attack
+#   outsider   funded but not a transfer agent: its starts are refused
+#
 # Ports, for node i (0-based) and executor j (0-based), plus PORT_OFFSET:
 #   RPC 26657+100*i, P2P 26656+100*i, ABCI proxy 26658+100*i,
 #   gRPC 9090+100*i, REST 1317+100*i, executor j 8080+j.
@@ -42,6 +53,8 @@ BIN=${INFERENCED:-$root/build/inferenced}
 EXEC_BIN=${FAKE_EXECUTOR:-$root/build/fake-executor}
 NUM_VALIDATORS=${NUM_VALIDATORS:-4}
 NUM_EXECUTORS=${NUM_EXECUTORS:-6}
+AGENTS=${AGENTS:-3}
+AGENT_BOND=${AGENT_BOND:-}
 PORT_OFFSET=${PORT_OFFSET:-0}
 BLOCK_TIME=${BLOCK_TIME:-700ms}
 EPOCH_LENGTH=${EPOCH_LENGTH:-200}
@@ -66,6 +79,9 @@ exec_port() { echo $((8080 + $1 + PORT_OFFSET)); }
 node_home() { echo "$HOME_DIR/node$1"; }
 
 key_address() { "$BIN" keys show "$1" -a "${KR[@]}"; }
+
+# agent_keys lists the load driver's agent keys, agent0..agent{AGENTS-1}.
+agent_keys() { for k in $(seq 0 $((AGENTS - 1))); do printf 'agent%d ' "$k"; done; }
 
 log() { printf '[localnet] %s\n' "$*" >&2; }
 
@@ -97,7 +113,9 @@ init_network() {
     "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")" >/dev/null 2>&1
     "$BIN" keys add "val$i" "${KR[@]}" >/dev/null 2>&1
   done
-  "$BIN" keys add agent "${KR[@]}" >/dev/null 2>&1
+  for name in $(agent_keys) griefer outsider; do
+    "$BIN" keys add "$name" "${KR[@]}" >/dev/null 2>&1
+  done
   for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
     "$BIN" keys add "exec$j" "${KR[@]}" >/dev/null 2>&1
   done
@@ -111,6 +129,14 @@ init_network() {
     [ $((j % 2)) = 0 ] && poc=true
     "$BIN" genesis add-genesis-participant "$(key_address "exec$j")" "http://127.0.0.1:$(exec_port "$j")" "$MODEL" \
       --weight $((100 + 10 * j)) --poc-available="$poc" --home "$n0" >/dev/null
+  done
+
+  # The bond defaults to the genesis minimum, which the binary wrote from
+  # its default params: the script does not spell the amount again.
+  local bond=$AGENT_BOND
+  [ -n "$bond" ] || bond=$(jq -r '.app_state.inference.params.transfer_agent_min_bond | "\(.amount)\(.denom)"' "$genesis")
+  for name in $(agent_keys) griefer; do
+    "$BIN" genesis add-genesis-transfer-agent "$(key_address "$name")" "$bond" --home "$n0" >/dev/null
   done
 
   jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" \

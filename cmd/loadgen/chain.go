@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/cosmos/cosmos-sdk/client/grpc/cmtservice"
 	"github.com/cosmos/cosmos-sdk/codec"
@@ -88,11 +90,35 @@ func (c *chain) account(ctx context.Context, addr string) (uint64, uint64, error
 	return acc.GetAccountNumber(), acc.GetSequence(), nil
 }
 
-// broadcast submits tx bytes and returns the CheckTx code and log.
-func (c *chain) broadcast(ctx context.Context, bz []byte) (uint32, string, error) {
+// broadcast submits tx bytes and returns the CheckTx code, tx hash and log.
+func (c *chain) broadcast(ctx context.Context, bz []byte) (uint32, string, string, error) {
 	res, err := c.tx.BroadcastTx(ctx, &txtypes.BroadcastTxRequest{TxBytes: bz, Mode: txtypes.BroadcastMode_BROADCAST_MODE_SYNC})
 	if err != nil {
-		return 0, "", fmt.Errorf("broadcast: %w", err)
+		return 0, "", "", fmt.Errorf("broadcast: %w", err)
 	}
-	return res.TxResponse.Code, res.TxResponse.RawLog, nil
+	return res.TxResponse.Code, res.TxResponse.TxHash, res.TxResponse.RawLog, nil
+}
+
+// txResult is what a committed transaction did: the block that executed it
+// and, if it failed there, why.
+type txResult struct {
+	height  int64
+	refused *refusal // nil: the transaction succeeded
+}
+
+// committedTx looks up a transaction by hash; ok is false while it is not
+// committed (or not indexed yet).
+func (c *chain) committedTx(ctx context.Context, hash string) (txResult, bool, error) {
+	res, err := c.tx.GetTx(ctx, &txtypes.GetTxRequest{Hash: hash})
+	switch {
+	case status.Code(err) == codes.NotFound:
+		return txResult{}, false, nil
+	case err != nil:
+		return txResult{}, false, fmt.Errorf("tx %s: %w", hash, err)
+	}
+	out := txResult{height: res.TxResponse.Height}
+	if res.TxResponse.Code != 0 {
+		out.refused = newRefusal(res.TxResponse.Code, res.TxResponse.RawLog)
+	}
+	return out, true, nil
 }

@@ -1,7 +1,9 @@
 // Command loadgen plays transfer agents against a localnet: every block it
-// asks GetRandomExecutor, starts the inference on chain, calls the
-// executor's inference endpoint and, when the executor answers, finishes the
-// inference with the executor's key. A dark executor's inferences expire.
+// asks GetRandomExecutor, starts the inference on chain as one of its agents
+// (round-robin), calls the executor's inference endpoint and, when the
+// executor answers, finishes the inference with the executor's key. A dark
+// executor's inferences expire. With -grief it plays an agent that starts
+// inferences and never forwards them, so that they all expire.
 package main
 
 import (
@@ -32,7 +34,7 @@ type config struct {
 	grpcAddr    string
 	keyringDir  string
 	chainID     string
-	agent       string
+	agents      string
 	model       string
 	rate        int
 	blocks      int
@@ -40,6 +42,8 @@ type config struct {
 	execTimeout time.Duration
 	eventsPath  string
 	quiet       bool
+	grief       bool
+	target      string
 }
 
 func main() {
@@ -47,20 +51,26 @@ func main() {
 	flag.StringVar(&cfg.grpcAddr, "grpc", "127.0.0.1:9090", "gRPC address of a node")
 	flag.StringVar(&cfg.keyringDir, "keyring-dir", "build/localnet/keys", "test-backend keyring holding the agent and executor keys")
 	flag.StringVar(&cfg.chainID, "chain-id", "inferenced-local", "chain id")
-	flag.StringVar(&cfg.agent, "agent", "agent", "key name of the transfer agent")
+	flag.StringVar(&cfg.agents, "agents", "", "comma-separated key names of the transfer agents, used round-robin (default: every agent<k> key; with -grief: griefer)")
+	flag.StringVar(&cfg.agents, "agent", "", "one transfer agent's key name (shorthand for -agents)")
 	flag.StringVar(&cfg.model, "model", "llama-7b", "model to request")
 	flag.IntVar(&cfg.rate, "rate", 3, "inferences started per block")
 	flag.IntVar(&cfg.blocks, "blocks", 0, "stop after this many blocks (0: until interrupted)")
 	flag.StringVar(&cfg.runID, "run", "", "prefix of inference ids and seed of the run (default: start time)")
 	flag.DurationVar(&cfg.execTimeout, "exec-timeout", 2*time.Second, "how long to wait for an executor's answer")
-	flag.StringVar(&cfg.eventsPath, "events", "", "write one JSON line per routed request to this file")
+	flag.StringVar(&cfg.eventsPath, "events", "", "write one JSON line per routed request (with -grief: per start attempt) to this file")
 	flag.BoolVar(&cfg.quiet, "quiet", false, "no line per block")
+	flag.BoolVar(&cfg.grief, "grief", false, "start inferences and never forward them to the executor, so that they expire")
+	flag.StringVar(&cfg.target, "target", "", "with -grief: name this executor address in every start instead of drawing one")
 	flag.Parse()
 	if cfg.runID == "" {
 		cfg.runID = fmt.Sprintf("lg%d", time.Now().Unix())
 	}
 	if cfg.rate < 1 || cfg.rate > 1000 {
 		fail(errors.New("-rate must be in 1..1000"))
+	}
+	if cfg.target != "" && !cfg.grief {
+		fail(errors.New("-target needs -grief"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -78,7 +88,8 @@ type driver struct {
 	cfg      config
 	chain    *chain
 	signer   *signer
-	agent    *account
+	agents   []*account // played round-robin, one per slot
+	slots    int        // slots routed so far: the next agent is agents[slots % len]
 	accounts map[string]*account
 	stats    *stats
 	http     *http.Client
@@ -87,7 +98,8 @@ type driver struct {
 }
 
 type startedInference struct {
-	id, executor string
+	id, executor, hash string
+	agent              *account
 }
 
 func run(ctx context.Context, cfg config) (err error) {
@@ -112,14 +124,9 @@ func run(ctx context.Context, cfg config) (err error) {
 			err = errors.Join(err, fmt.Errorf("close gRPC connection: %w", cerr))
 		}
 	}()
-	var agent *account
-	for _, a := range accounts {
-		if a.name == cfg.agent {
-			agent = a
-		}
-	}
-	if agent == nil {
-		return fmt.Errorf("no key %q in %s", cfg.agent, cfg.keyringDir)
+	agents, err := pickAgents(cfg.agents, cfg.grief, accounts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.keyringDir, err)
 	}
 	var events *os.File
 	if cfg.eventsPath != "" {
@@ -134,7 +141,7 @@ func run(ctx context.Context, cfg config) (err error) {
 		}()
 	}
 	d := &driver{
-		cfg: cfg, chain: c, agent: agent, accounts: accounts,
+		cfg: cfg, chain: c, agents: agents, accounts: accounts,
 		signer: &signer{chain: c, txCfg: txCfg, keyring: kr, chainID: cfg.chainID},
 		http:   &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
@@ -142,6 +149,9 @@ func run(ctx context.Context, cfg config) (err error) {
 		d.stats = newStats(events)
 	} else {
 		d.stats = newStats(nil)
+	}
+	if cfg.grief {
+		return d.griefRun(ctx)
 	}
 	loopErr := d.loop(ctx)
 	d.pending.Wait()
@@ -156,6 +166,8 @@ func run(ctx context.Context, cfg config) (err error) {
 		names[addr] = a.name
 	}
 	d.stats.print(os.Stdout, names)
+	fmt.Println()
+	d.stats.printAgents(os.Stdout)
 	return loopErr
 }
 
@@ -208,25 +220,67 @@ func (d *driver) route(ctx context.Context, height int64, k int) {
 	exec := res.Executor
 	id := fmt.Sprintf("%s-%d-%d", d.cfg.runID, seedHeight, k)
 	d.stats.update(exec.Address, func(s *executorStats) { s.Assigned++ })
-	msg := &types.MsgStartInference{Creator: d.agent.address, InferenceId: id, Model: d.cfg.model, Executor: exec.Address}
-	if err := d.signer.send(ctx, d.agent, msg); err != nil {
+	agent := d.nextAgent()
+	hash, err := d.start(ctx, agent, id, exec.Address)
+	if err != nil {
 		d.stats.update(exec.Address, func(s *executorStats) { s.StartFailed++ })
-		d.stats.record(event{height, id, exec.Address, "start_failed", res.Probe})
+		d.stats.record(event{Height: height, InferenceID: id, Executor: exec.Address, Outcome: "start_failed", Probe: res.Probe,
+			Agent: agent.name, Reason: reasonOf(err)})
 		return
 	}
-	d.started = append(d.started, startedInference{id: id, executor: exec.Address})
+	d.started = append(d.started, startedInference{id: id, executor: exec.Address, hash: hash, agent: agent})
 	if res.Probe {
 		d.stats.update(exec.Address, func(s *executorStats) { s.Probes++ })
 	}
 	d.pending.Add(1)
 	go func() {
 		defer d.pending.Done()
-		d.serve(ctx, height, id, exec, res.Probe)
+		d.serve(ctx, height, id, agent.name, exec, res.Probe)
 	}()
 }
 
-func (d *driver) serve(ctx context.Context, height int64, id string, exec types.EpochMember, probe bool) {
-	record := func(outcome string) { d.stats.record(event{height, id, exec.Address, outcome, probe}) }
+// nextAgent is the agent of the next slot.
+func (d *driver) nextAgent() *account {
+	a := d.agents[d.slots%len(d.agents)]
+	d.slots++
+	return a
+}
+
+// start sends agent's MsgStartInference and counts it for the agent: a
+// start the chain refuses (an agent stopped or not registered) is counted
+// by reason and said once per reason on stderr; the run goes on.
+func (d *driver) start(ctx context.Context, agent *account, id, executor string) (string, error) {
+	msg := &types.MsgStartInference{Creator: agent.address, InferenceId: id, Model: d.cfg.model, Executor: executor}
+	hash, err := d.signer.send(ctx, agent, msg)
+	if err != nil {
+		d.refuse(agent.name, err)
+		return "", err
+	}
+	d.stats.agent(agent.name, func(as *agentStats) { as.Starts++ })
+	return hash, nil
+}
+
+// refuse counts a refused start of agent.
+func (d *driver) refuse(agent string, err error) {
+	reason := reasonOf(err)
+	if d.stats.refused(agent, reason) {
+		fmt.Fprintf(os.Stderr, "loadgen: agent %s: start refused: %s\n", agent, reason)
+	}
+}
+
+// reasonOf is the chain's error text for a refusal, else the error itself.
+func reasonOf(err error) string {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.Reason
+	}
+	return err.Error()
+}
+
+func (d *driver) serve(ctx context.Context, height int64, id, agent string, exec types.EpochMember, probe bool) {
+	record := func(outcome string) {
+		d.stats.record(event{Height: height, InferenceID: id, Executor: exec.Address, Outcome: outcome, Probe: probe, Agent: agent})
+	}
 	hash, err := callExecutor(ctx, d.http, exec.InferenceUrl, id, d.cfg.model, d.cfg.execTimeout)
 	if err != nil {
 		d.stats.update(exec.Address, func(s *executorStats) { s.NoAnswer++ })
@@ -241,7 +295,7 @@ func (d *driver) serve(ctx context.Context, height int64, id string, exec types.
 		return
 	}
 	msg := &types.MsgFinishInference{Creator: exec.Address, InferenceId: id, ResponseHash: hash}
-	if err := d.signer.send(ctx, acc, msg); err != nil {
+	if _, err := d.signer.send(ctx, acc, msg); err != nil {
 		d.stats.update(exec.Address, func(s *executorStats) { s.FinishFailed++ })
 		record("finish_failed")
 		return

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
@@ -37,6 +38,9 @@ func (d *driver) settle(ctx context.Context) error {
 		switch {
 		case status.Code(err) == codes.NotFound:
 			d.stats.update(s.executor, func(es *executorStats) { es.ChainMissing++ })
+			if err := d.refusedInBlock(ctx, s); err != nil {
+				return err
+			}
 			continue
 		case err != nil:
 			return err
@@ -51,6 +55,36 @@ func (d *driver) settle(ctx context.Context) error {
 				es.ChainOpen++
 			}
 		})
+		d.stats.agent(s.agent.name, func(as *agentStats) {
+			switch res.Inference.Status {
+			case types.INFERENCE_STATUS_FINISHED:
+				as.Finished++
+			case types.INFERENCE_STATUS_EXPIRED:
+				as.Expired++
+			default:
+				as.Open++
+			}
+		})
 	}
+	return nil
+}
+
+// refusedInBlock counts a start that passed CheckTx but left no inference:
+// its block refused it (an agent stopped during the run is refused there),
+// so it moves from the agent's starts to its refusals, by the chain's reason.
+func (d *driver) refusedInBlock(ctx context.Context, s startedInference) error {
+	res, ok, err := d.chain.committedTx(ctx, s.hash)
+	if err != nil {
+		return err
+	}
+	reason := "start committed but no inference on chain"
+	switch {
+	case !ok:
+		reason = "start never committed"
+	case res.refused != nil:
+		reason = res.refused.Reason
+	}
+	d.stats.agent(s.agent.name, func(as *agentStats) { as.Starts-- })
+	d.refuse(s.agent.name, errors.New(reason))
 	return nil
 }

@@ -34,39 +34,58 @@ type signer struct {
 	chainID string
 }
 
-// send signs msg with acc's key and broadcasts it. On a sequence mismatch it
-// re-reads the account once and retries.
-func (s *signer) send(ctx context.Context, acc *account, msg sdk.Msg) error {
+// refusal is a transaction the chain refused, at CheckTx or when its block
+// executed it: Reason is the chain's error text.
+type refusal struct {
+	Code   uint32
+	Reason string
+}
+
+func (r *refusal) Error() string { return fmt.Sprintf("code %d: %s", r.Code, r.Reason) }
+
+// newRefusal keeps the chain's error text, without the SDK's prefix that
+// every failed message shares.
+func newRefusal(code uint32, rawLog string) *refusal {
+	reason := strings.TrimSpace(rawLog)
+	reason = strings.TrimPrefix(reason, "failed to execute message; message index: 0: ")
+	return &refusal{Code: code, Reason: reason}
+}
+
+// send signs msg with acc's key and broadcasts it, returning the tx hash
+// once CheckTx accepted it, or a *refusal with the chain's error text. On a
+// sequence mismatch it re-reads the account once and retries. Callers on
+// several goroutines may share an account: its lock orders the sequence.
+func (s *signer) send(ctx context.Context, acc *account, msg sdk.Msg) (string, error) {
 	acc.mu.Lock()
 	defer acc.mu.Unlock()
 	for attempt := 0; attempt < 2; attempt++ {
 		if !acc.synced {
 			number, sequence, err := s.chain.account(ctx, acc.address)
 			if err != nil {
-				return err
+				return "", err
 			}
 			acc.number, acc.sequence, acc.synced = number, sequence, true
 		}
 		bz, err := s.sign(ctx, acc, msg)
 		if err != nil {
-			return err
+			return "", err
 		}
-		code, raw, err := s.chain.broadcast(ctx, bz)
+		code, hash, raw, err := s.chain.broadcast(ctx, bz)
 		if err != nil {
-			return err
+			return "", err
 		}
 		switch code {
 		case 0:
 			acc.sequence++
-			return nil
+			return hash, nil
 		case sdkerrors.ErrWrongSequence.ABCICode():
 			acc.synced = false
 			continue
 		default:
-			return fmt.Errorf("checktx code %d: %s", code, strings.TrimSpace(raw))
+			return "", newRefusal(code, raw)
 		}
 	}
-	return fmt.Errorf("sequence for %s kept changing", acc.name)
+	return "", fmt.Errorf("sequence for %s kept changing", acc.name)
 }
 
 func (s *signer) sign(ctx context.Context, acc *account, msg sdk.Msg) ([]byte, error) {

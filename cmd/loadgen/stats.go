@@ -26,7 +26,8 @@ type executorStats struct {
 	ChainMissing  int `json:"chain_missing"`
 }
 
-// event is one routed request, written as a JSON line with -events.
+// event is one routed request (or, with -grief, one start attempt),
+// written as a JSON line with -events.
 type event struct {
 	Height      int64  `json:"height"`
 	InferenceID string `json:"inference_id"`
@@ -34,16 +35,21 @@ type event struct {
 	Outcome     string `json:"outcome"`
 	// Probe marks the request that selection offered as a probe.
 	Probe bool `json:"probe,omitempty"`
+	// Agent is the key name of the agent that started it.
+	Agent string `json:"agent,omitempty"`
+	// Reason is the chain's error text for a refused transaction.
+	Reason string `json:"reason,omitempty"`
 }
 
 type stats struct {
-	mu     sync.Mutex
-	byExec map[string]*executorStats
-	events io.Writer
+	mu      sync.Mutex
+	byExec  map[string]*executorStats
+	byAgent map[string]*agentStats
+	events  io.Writer
 }
 
 func newStats(events io.Writer) *stats {
-	return &stats{byExec: map[string]*executorStats{}, events: events}
+	return &stats{byExec: map[string]*executorStats{}, byAgent: map[string]*agentStats{}, events: events}
 }
 
 func (s *stats) update(executor string, f func(*executorStats)) {

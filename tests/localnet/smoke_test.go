@@ -30,7 +30,7 @@ func TestLocalnetSmoke(t *testing.T) {
 			t.Fatal(err)
 		}
 		newExec := n.KeyAddress("newexec")
-		if code, log := n.Tx("agent", "bank", "send", "agent", newExec, "1000000stake"); code != 0 {
+		if code, log := n.Tx(ln.AgentKey(0), "bank", "send", ln.AgentKey(0), newExec, "1000000stake"); code != 0 {
 			t.Fatalf("fund newexec: code %d: %s", code, log)
 		}
 		if code, log := n.Tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", "llama-7b", "--weight", "5"); code != 0 {
@@ -51,7 +51,7 @@ func TestLocalnetSmoke(t *testing.T) {
 		if len(group.Group.Members) != 2 {
 			t.Fatalf("epoch group has %d members, want the 2 genesis executors (newcomers join next epoch)", len(group.Group.Members))
 		}
-		code, log := n.Tx("agent", "inference", "start-inference", "smoke-not-member", "llama-7b", newExec)
+		code, log := n.Tx(ln.AgentKey(0), "inference", "start-inference", "smoke-not-member", "llama-7b", newExec)
 		if code == 0 || !strings.Contains(log, "not in the current epoch group") {
 			t.Fatalf("start on a non-member: code %d log %q, want a refusal", code, log)
 		}
@@ -77,7 +77,7 @@ func TestLocalnetSmoke(t *testing.T) {
 			{"smoke-ok", exec0},
 			{"smoke-miss", exec1},
 		} {
-			if code, log := n.Tx("agent", "inference", "start-inference", c[0], "llama-7b", c[1]); code != 0 {
+			if code, log := n.Tx(ln.AgentKey(0), "inference", "start-inference", c[0], "llama-7b", c[1]); code != 0 {
 				t.Fatalf("start %s: code %d: %s", c[0], code, log)
 			}
 		}

@@ -34,7 +34,7 @@ func initRootCmd(rootCmd *cobra.Command, tempApp *app.App) {
 	server.AddCommandsWithStartCmdOptions(rootCmd, app.DefaultNodeHome, newApp, exportApp, server.StartCmdOptions{})
 
 	genesisCmd := genutilcli.Commands(tempApp.TxConfig(), basics, app.DefaultNodeHome)
-	genesisCmd.AddCommand(AddGenesisParticipantCmd(app.DefaultNodeHome))
+	genesisCmd.AddCommand(AddGenesisParticipantCmd(app.DefaultNodeHome), AddGenesisTransferAgentCmd(app.DefaultNodeHome))
 	rootCmd.AddCommand(
 		server.StatusCommand(),
 		genesisCmd,

@@ -20,6 +20,7 @@ type Config struct {
 
 	Validators int           // NUM_VALIDATORS (4)
 	Executors  int           // NUM_EXECUTORS (6)
+	Agents     int           // AGENTS, registered agents agent0.. the load driver plays (3)
 	BlockTime  time.Duration // BLOCK_TIME, CometBFT's timeout_commit (700ms)
 
 	EpochLength      int64 // EPOCH_LENGTH, blocks (200)
@@ -64,6 +65,17 @@ func Int64(v int64) *int64 { return &v }
 // scriptValidators is scripts/localnet.sh's NUM_VALIDATORS default.
 const scriptValidators = 4
 
+// scriptAgents is scripts/localnet.sh's AGENTS default.
+const scriptAgents = 3
+
+// agents is the number of registered agents agent0.. the network has.
+func (c Config) agents() int {
+	if c.Agents == 0 {
+		return scriptAgents
+	}
+	return c.Agents
+}
+
 // validators is the number of validators the network runs.
 func (c Config) validators() int {
 	if c.Validators == 0 {
@@ -83,6 +95,7 @@ func (c Config) env() []string {
 	}
 	setInt("NUM_VALIDATORS", int64(c.Validators))
 	setInt("NUM_EXECUTORS", int64(c.Executors))
+	setInt("AGENTS", int64(c.Agents))
 	setInt("EXPIRATION_BLOCKS", c.ExpirationBlocks)
 	if c.BlockTime != 0 {
 		env = append(env, "BLOCK_TIME="+c.BlockTime.String())

@@ -21,12 +21,12 @@ func TestConfigEnvLeavesUnsetFieldsToTheScript(t *testing.T) {
 
 func TestConfigEnvSpellsEverySetting(t *testing.T) {
 	c := DefaultConfig()
-	c.ExpirationBlocks, c.SPRTThreshold = 3, 50
+	c.ExpirationBlocks, c.SPRTThreshold, c.Agents = 3, 50, 2
 	c.VEEnableHeight = Int64(0)
 	c.MonitorOffNodes = []int{1, 3}
 	c.NodeBin = map[int]string{3: "/bin/liar", 1: "/bin/other"}
 	c.NodeEnv = map[int]string{3: "A=1 B=2"}
-	want := []string{"NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
+	want := []string{"NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "AGENTS=2", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
 		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50", "VE_ENABLE_HEIGHT=0",
 		"MONITOR_OFF_NODES=1 3", "NODE1_BIN=/bin/other", "NODE3_BIN=/bin/liar", "NODE3_ENV=A=1 B=2"}
 	if got := c.env(); !slices.Equal(got, want) {

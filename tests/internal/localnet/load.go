@@ -3,12 +3,15 @@ package localnet
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -25,34 +28,115 @@ type Load struct {
 	stop   sync.Once
 }
 
-// LoadEvent is one request of the load driver, from its events file.
+// LoadEvent is one request of the load driver, from its events file (with
+// -grief: one start attempt).
 type LoadEvent struct {
-	Height   int64  `json:"height"` // the height of the state the draw read
+	// Height is the height of the state the draw read; with -grief, the
+	// block that executed (or CheckTx that refused) the start.
+	Height   int64  `json:"height"`
 	ID       string `json:"inference_id"`
 	Executor string `json:"executor"`
 	Outcome  string `json:"outcome"`
 	Probe    bool   `json:"probe"`
+	Agent    string `json:"agent"`  // the key name of the agent that started it
+	Reason   string `json:"reason"` // the chain's error text of a refused start
+}
+
+// Outcomes of a griefer's start attempt (LoadEvent.Outcome with -grief).
+const (
+	GriefStarted = "started"
+	GriefRefused = "refused"
+)
+
+// LoadOption adds flags to a load driver run.
+type LoadOption func(*[]string)
+
+// AsAgents plays the given agent keys round-robin (-agents) instead of the
+// driver's default: every registered agent<k> (honest), the griefer (grief).
+func AsAgents(keys ...string) LoadOption {
+	return func(flags *[]string) { *flags = append(*flags, "-agents", strings.Join(keys, ",")) }
 }
 
 // StartLoad runs loadgen at rate requests per block, each given up after
 // 1 s without an answer (-exec-timeout), until Stop (or, at the latest,
-// until timeout).
-func (n *Net) StartLoad(rate int, run string, timeout time.Duration) *Load {
+// until timeout), as every registered agent unless AsAgents says otherwise.
+func (n *Net) StartLoad(rate int, run string, timeout time.Duration, opts ...LoadOption) *Load {
 	n.t.Helper()
-	return n.startLoad(run, timeout, "-rate", strconv.Itoa(rate), "-exec-timeout", "1s")
+	return n.startLoad(run, timeout, withOptions(opts, "-rate", strconv.Itoa(rate), "-exec-timeout", "1s")...)
 }
 
 // RunLoad runs loadgen at rate requests per block for blocks blocks, with
 // its default request timeout, and waits until it is done (at most
 // timeout); a driver that fails fails the test, showing its output.
-func (n *Net) RunLoad(rate, blocks int, run string, timeout time.Duration) *Load {
+func (n *Net) RunLoad(rate, blocks int, run string, timeout time.Duration, opts ...LoadOption) *Load {
 	n.t.Helper()
-	l := n.startLoad(run, timeout, "-rate", strconv.Itoa(rate), "-blocks", strconv.Itoa(blocks))
+	l := n.startLoad(run, timeout, withOptions(opts, "-rate", strconv.Itoa(rate), "-blocks", strconv.Itoa(blocks))...)
+	l.Wait()
+	return l
+}
+
+// StartGrief runs loadgen -grief as the griefer (GrieferKey, unless
+// AsAgents): rate starts per block that are never forwarded, so that each
+// expires, naming target in every start ("" draws the executor), for blocks
+// blocks (0: until Stop) or at most timeout. GriefBlocks reads its figures.
+func (n *Net) StartGrief(target string, rate, blocks int, run string, timeout time.Duration, opts ...LoadOption) *Load {
+	n.t.Helper()
+	flags := []string{"-grief", "-rate", strconv.Itoa(rate), "-blocks", strconv.Itoa(blocks)}
+	if target != "" {
+		flags = append(flags, "-target", target)
+	}
+	return n.startLoad(run, timeout, withOptions(opts, flags...)...)
+}
+
+func withOptions(opts []LoadOption, flags ...string) []string {
+	for _, o := range opts {
+		o(&flags)
+	}
+	return flags
+}
+
+// Wait waits until the driver exits by itself (a run of -blocks blocks, or
+// its timeout); a driver that fails fails the test, showing its output.
+func (l *Load) Wait() {
+	l.n.t.Helper()
 	<-l.done
 	if l.err != nil {
-		n.t.Fatalf("loadgen: %v\n%s", l.err, l.Output())
+		l.n.t.Fatalf("loadgen: %v\n%s", l.err, l.Output())
 	}
-	return l
+}
+
+// GriefBlock is what the chain did with a griefer's starts in one block.
+type GriefBlock struct {
+	Height           int64
+	Started, Refused int
+	Reasons          map[string]int // the chain's error text: how many refused with it
+}
+
+// GriefBlocks is the griefer's figures per block so far, in height order,
+// from its events (a start attempt is recorded once its block decided it).
+func (l *Load) GriefBlocks() []GriefBlock {
+	l.n.t.Helper()
+	var out []GriefBlock
+	at := map[int64]int{}
+	for _, ev := range l.Events() {
+		i, ok := at[ev.Height]
+		if !ok {
+			i = len(out)
+			at[ev.Height] = i
+			out = append(out, GriefBlock{Height: ev.Height, Reasons: map[string]int{}})
+		}
+		switch ev.Outcome {
+		case GriefStarted:
+			out[i].Started++
+		case GriefRefused:
+			out[i].Refused++
+			out[i].Reasons[ev.Reason]++
+		default:
+			l.n.t.Fatalf("griefer event %+v: outcome %q is neither %q nor %q", ev, ev.Outcome, GriefStarted, GriefRefused)
+		}
+	}
+	slices.SortFunc(out, func(a, b GriefBlock) int { return cmp.Compare(a.Height, b.Height) })
+	return out
 }
 
 func (n *Net) startLoad(run string, timeout time.Duration, flags ...string) *Load {
