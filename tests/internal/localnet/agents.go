@@ -62,7 +62,7 @@ type AgentStandingJSON struct {
 	EpochIndex           Uint `json:"epoch_index"`
 	Starts               Uint `json:"starts"`
 	Finished             Uint `json:"finished"`
-	UncorroboratedMisses Uint `json:"uncorroborated_misses"`
+	ChargedMisses Uint `json:"charged_misses"`
 	CorroboratedMisses   Uint `json:"corroborated_misses"`
 	StoppedHeight        Uint `json:"stopped_height"` // 0: not stopped
 }

@@ -7,7 +7,7 @@ import "testing"
 func TestParseTransferAgent(t *testing.T) {
 	bz := []byte(`{"agent":{"agent":{"address":"infer1x","bond":{"denom":"stake","amount":"1000000"},
 		"registered_epoch":"0","standing":{"epoch_index":"2","starts":"31","finished":"20",
-		"uncorroborated_misses":"11","corroborated_misses":0,"stopped_height":"57"}},
+		"charged_misses":"11","corroborated_misses":0,"stopped_height":"57"}},
 		"miss_allowance":"12","may_start":false}}`)
 	v, err := ParseTransferAgent(bz)
 	if err != nil {
@@ -15,7 +15,7 @@ func TestParseTransferAgent(t *testing.T) {
 	}
 	s := v.Agent.Standing
 	if v.Agent.Address != "infer1x" || v.Agent.Bond.Amount != "1000000" || v.Agent.LeavingEpoch != 0 || v.MissAllowance != 12 || v.MayStart ||
-		s.EpochIndex != 2 || s.Starts != 31 || s.Finished != 20 || s.UncorroboratedMisses != 11 || s.CorroboratedMisses != 0 || s.StoppedHeight != 57 {
+		s.EpochIndex != 2 || s.Starts != 31 || s.Finished != 20 || s.ChargedMisses != 11 || s.CorroboratedMisses != 0 || s.StoppedHeight != 57 {
 		t.Fatalf("parsed %+v", v)
 	}
 	if _, err := ParseTransferAgent([]byte(`{"agent":{"miss_allowance":"-1"}}`)); err == nil {
