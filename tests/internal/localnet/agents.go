@@ -59,12 +59,12 @@ func (u *Uint) UnmarshalJSON(bz []byte) error {
 
 // AgentStandingJSON is an agent's standing in one epoch (agent.proto).
 type AgentStandingJSON struct {
-	EpochIndex           Uint `json:"epoch_index"`
-	Starts               Uint `json:"starts"`
-	Finished             Uint `json:"finished"`
-	ChargedMisses Uint `json:"charged_misses"`
-	CorroboratedMisses   Uint `json:"corroborated_misses"`
-	StoppedHeight        Uint `json:"stopped_height"` // 0: not stopped
+	EpochIndex         Uint `json:"epoch_index"`
+	Starts             Uint `json:"starts"`
+	Finished           Uint `json:"finished"`
+	ChargedMisses      Uint `json:"charged_misses"`
+	CorroboratedMisses Uint `json:"corroborated_misses"`
+	StoppedHeight      Uint `json:"stopped_height"` // 0: not stopped
 }
 
 // TransferAgentJSON is a registered transfer agent (agent.proto).
