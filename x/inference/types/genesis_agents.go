@@ -55,9 +55,6 @@ func ValidateTransferAgent(ta TransferAgent, current uint64) error {
 		return fmt.Errorf("leaving_epoch %d must be 0 (serving) or the current epoch %d: its bond is returned when the next epoch starts",
 			ta.LeavingEpoch, current)
 	}
-	if ta.LeavingEpoch != 0 && ta.LeavingEpoch < ta.RegisteredEpoch {
-		return fmt.Errorf("leaving_epoch %d is before registered_epoch %d", ta.LeavingEpoch, ta.RegisteredEpoch)
-	}
 	s := ta.Standing
 	if s.EpochIndex > current {
 		return fmt.Errorf("standing epoch_index %d is after the current epoch %d", s.EpochIndex, current)
