@@ -34,13 +34,16 @@ func mayStart(ta types.TransferAgent, now types.AgentStanding) bool {
 // (ErrNotTransferAgent), one that asked to leave (ErrAgentLeaving) and one
 // stopped for the rest of this epoch (ErrAgentStopped), each saying what the
 // sender can do about it.
+//
+// An admitted start reads no params: they are loaded only to explain a
+// refusal, which keeps the per-start cost to the agent record and the epoch.
 func (k Keeper) agentStarting(ctx context.Context, agent sdk.AccAddress) error {
-	params, err := k.Params.Get(ctx)
-	if err != nil {
-		return fmt.Errorf("load params: %w", err)
-	}
 	ta, err := k.TransferAgents.Get(ctx, agent)
 	if errors.Is(err, collections.ErrNotFound) {
+		params, err := k.Params.Get(ctx)
+		if err != nil {
+			return fmt.Errorf("load params: %w", err)
+		}
 		return errorsmod.Wrapf(types.ErrNotTransferAgent,
 			"%s: register first with MsgRegisterTransferAgent (tx inference register-transfer-agent [bond]) and a bond of at least %s",
 			agent, params.TransferAgentMinBond)
@@ -58,6 +61,10 @@ func (k Keeper) agentStarting(ctx context.Context, agent sdk.AccAddress) error {
 			ta.Address, ta.LeavingEpoch, ta.LeavingEpoch+1)
 	}
 	if !mayStart(ta, now) {
+		params, err := k.Params.Get(ctx)
+		if err != nil {
+			return fmt.Errorf("load params: %w", err)
+		}
 		return errorsmod.Wrapf(types.ErrAgentStopped,
 			"%s: %d uncorroborated misses this epoch, over its allowance of %d (%d + %d%% of its %d finished inferences) since height %d; "+
 				"its standing resets when epoch %d starts at height %d",

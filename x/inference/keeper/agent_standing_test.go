@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	storetypes "cosmossdk.io/store/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -197,4 +198,27 @@ func TestHonestAgentAtBaselineMissRateIsNeverStopped(t *testing.T) {
 	}
 	require.Equal(t, uint64(epochs), mustEpoch(t, f).Index)
 	t.Logf("%d misses in %d inferences; at most %d uncorroborated in one epoch", misses, (epochs*testEpochLength-1)*perBlock, maxMisses)
+}
+
+// Attack: an unregistered account spams starts. Each refusal costs two
+// reads (the missing agent key, and the params to explain it) and writes
+// nothing, so spam buys the chain no work beyond the failed tx; an admitted
+// start adds one agent record read and write. Measured: 2,420 and 7,006
+// store gas.
+func TestAttackUnregisteredStartSpamIsRefusedCheaply(t *testing.T) {
+	f := newFixture(t)
+	f.block(1)
+	f.ctx = f.ctx.WithGasMeter(storetypes.NewInfiniteGasMeter())
+	gas := func(op func() error) (uint64, error) {
+		before := f.ctx.GasMeter().GasConsumed()
+		err := op()
+		return f.ctx.GasMeter().GasConsumed() - before, err
+	}
+	refused, err := gas(func() error { return f.k.AgentStarting(f.ctx, addr(newAgentByte)) })
+	require.ErrorIs(t, err, types.ErrNotTransferAgent)
+	admitted, err := gas(func() error { return f.k.AgentStarting(f.ctx, addr(agentByte)) })
+	require.NoError(t, err)
+	t.Logf("store gas: refused %d, admitted %d", refused, admitted)
+	require.Less(t, refused, uint64(5_000))
+	require.Less(t, admitted, uint64(10_000))
 }
