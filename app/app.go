@@ -92,6 +92,8 @@ var maccPerms = map[string][]string{
 	stakingtypes.BondedPoolName:    {authtypes.Burner, authtypes.Staking},
 	stakingtypes.NotBondedPoolName: {authtypes.Burner, authtypes.Staking},
 	govtypes.ModuleName:            {authtypes.Burner},
+	// x/inference only holds transfer-agent bonds: no minting or burning.
+	inferencetypes.ModuleName: nil,
 }
 
 var _ servertypes.Application = (*App)(nil)
@@ -225,7 +227,7 @@ func (app *App) initKeepers(appOpts servertypes.AppOptions, logger log.Logger) e
 	app.GovKeeper = *govKeeper
 
 	inferenceKeeper, err := inferencekeeper.NewKeeper(app.appCodec, kv(inferencetypes.StoreKey),
-		app.AccountKeeper.AddressCodec(), authority)
+		app.AccountKeeper.AddressCodec(), authority, app.BankKeeper)
 	if err != nil {
 		return fmt.Errorf("inference keeper: %w", err)
 	}
@@ -257,6 +259,8 @@ func (app *App) initModules() error {
 	app.ModuleManager.SetOrderBeginBlockers(distrtypes.ModuleName, slashingtypes.ModuleName, stakingtypes.ModuleName,
 		inferencetypes.ModuleName)
 	app.ModuleManager.SetOrderEndBlockers(govtypes.ModuleName, stakingtypes.ModuleName, inferencetypes.ModuleName)
+	// x/bank comes before x/inference, which checks at import that its
+	// module account holds the transfer-agent bonds.
 	genesisOrder := []string{
 		authtypes.ModuleName, banktypes.ModuleName, distrtypes.ModuleName, stakingtypes.ModuleName,
 		slashingtypes.ModuleName, govtypes.ModuleName, genutiltypes.ModuleName, upgradetypes.ModuleName,

@@ -56,8 +56,10 @@ func (k Keeper) BeginBlock(ctx context.Context) error {
 
 // startEpoch is the one epoch boundary hook: it resets every participant's
 // stats and INACTIVE status, clears all circuit-breaker state, snapshots the new epoch group (sorted by address
-// bytes, the index vote extensions use) and tells the hooks, which clear the
-// per-epoch state they own.
+// bytes, the index vote extensions use), returns the bonds of the transfer
+// agents that asked to leave in the previous epoch and tells the hooks,
+// which clear the per-epoch state they own. Agent standings reset lazily
+// (standingIn), without a walk.
 func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) error {
 	var previous uint32
 	switch old, err := k.currentEpoch(ctx); {
@@ -120,6 +122,9 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 		EpochIndex: index, StartHeight: height, Members: members, TotalWeight: totalWeight,
 	}); err != nil {
 		return fmt.Errorf("emit epoch event: %w", err)
+	}
+	if err := k.releaseLeavingAgents(ctx, index); err != nil {
+		return err
 	}
 	if k.seams.hooks != nil {
 		if err := k.seams.hooks.AfterEpochStarted(ctx, epoch); err != nil {

@@ -12,11 +12,16 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// InitGenesis loads a validated genesis. The expiry queue is rebuilt from
-// the STARTED inferences, the member index and model weights from the
-// group, and the breaker's indexes from its records (health.Store).
+// InitGenesis loads a validated genesis whose transfer-agent bonds the
+// module account holds. The expiry queue is rebuilt from the STARTED
+// inferences, the member index and model weights from the group, the agent
+// count and leaving index from the agents, and the breaker's indexes from
+// its records (health.Store).
 func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := gs.Validate(k.addressCodec); err != nil {
+		return fmt.Errorf("invalid x/inference genesis: %w", err)
+	}
+	if err := k.checkBondsHeld(ctx, gs.TransferAgents); err != nil {
 		return fmt.Errorf("invalid x/inference genesis: %w", err)
 	}
 	if err := k.Params.Set(ctx, gs.Params); err != nil {
@@ -62,6 +67,9 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 			}
 		}
 	}
+	if err := k.importAgents(ctx, gs.TransferAgents); err != nil {
+		return err
+	}
 	return k.health.InitGenesis(ctx, gs)
 }
 
@@ -96,6 +104,9 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 		return false, nil
 	}); err != nil {
 		return nil, fmt.Errorf("walk inferences: %w", err)
+	}
+	if err := k.exportAgents(ctx, gs); err != nil {
+		return nil, err
 	}
 	if err := k.health.ExportGenesis(ctx, gs); err != nil {
 		return nil, err

@@ -23,6 +23,8 @@ type Keeper struct {
 	cdc          codec.BinaryCodec
 	addressCodec address.Codec
 	authority    string
+	// bank moves transfer-agent bonds into and out of the module account.
+	bank types.BankKeeper
 
 	// seams is shared by every copy of the keeper (the module and the
 	// servers hold copies), so hooks set at wiring reach all of them.
@@ -50,6 +52,18 @@ type Keeper struct {
 	// ModelWeights is each model's total epoch weight (the members serving
 	// it), written with the epoch group; the exclusion cap reads it.
 	ModelWeights collections.Map[string, uint64]
+
+	// TransferAgents are the accounts allowed to start inferences, each
+	// with its bond (held by the module account: its balance covers the sum
+	// of the bonds) and its standing this epoch.
+	TransferAgents collections.Map[sdk.AccAddress, types.TransferAgent]
+	// TransferAgentCount is the size of TransferAgents, kept so that
+	// registration can enforce max_transfer_agents in O(1).
+	TransferAgentCount collections.Item[uint64]
+	// LeavingAgents holds (release epoch, agent) of exactly the agents with
+	// leaving_epoch != 0, keyed leaving_epoch+1, so the boundary that starts
+	// an epoch visits only the agents it releases.
+	LeavingAgents collections.KeySet[collections.Pair[uint64, sdk.AccAddress]]
 }
 
 type seams struct {
@@ -58,16 +72,23 @@ type seams struct {
 }
 
 // NewKeeper builds the keeper. authority is the only address allowed to
-// change params (normally the x/gov module account).
-func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, addressCodec address.Codec, authority string) (Keeper, error) {
+// change params (normally the x/gov module account); bank holds the
+// transfer-agent bonds in the module account.
+func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, addressCodec address.Codec, authority string,
+	bank types.BankKeeper,
+) (Keeper, error) {
 	if _, err := addressCodec.StringToBytes(authority); err != nil {
 		return Keeper{}, fmt.Errorf("invalid authority address %q: %w", authority, err)
+	}
+	if bank == nil {
+		return Keeper{}, errors.New("x/inference needs a bank keeper: it holds the transfer-agent bonds")
 	}
 	sb := collections.NewSchemaBuilder(storeService)
 	k := Keeper{
 		cdc:              cdc,
 		addressCodec:     addressCodec,
 		authority:        authority,
+		bank:             bank,
 		seams:            &seams{},
 		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
 		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
@@ -78,6 +99,11 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
 		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
 		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
+		TransferAgents: collections.NewMap(sb, types.TransferAgentsPrefix, "transfer_agents", sdk.AccAddressKey,
+			codec.CollValue[types.TransferAgent](cdc)),
+		TransferAgentCount: collections.NewItem(sb, types.TransferAgentCountKey, "transfer_agent_count", collections.Uint64Value),
+		LeavingAgents: collections.NewKeySet(sb, types.LeavingAgentsPrefix, "leaving_agents",
+			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
 	}
 	k.health = health.NewStore(sb, cdc, addressCodec, breakerView{k: k})
 	schema, err := sb.Build()

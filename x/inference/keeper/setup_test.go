@@ -29,6 +29,8 @@ const (
 	testPocBlocks   = 5
 	testExpiration  = 10
 	agentByte       = 0xAA
+	// secondAgentByte is the fixture's other bonded transfer agent.
+	secondAgentByte = 0xAB
 	// Breaker cooldowns must stay below the epoch length.
 	testInitialCooldown = 5
 	testMaxCooldown     = 40
@@ -79,6 +81,7 @@ type fixture struct {
 	query  types.QueryServer
 	hooks  *recordingHooks
 	cms    store.CommitMultiStore
+	bank   *keepertest.Bank
 	height int64
 	// attested are applied by the next begin.
 	attested []keeper.AttestedSample
@@ -116,10 +119,14 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	t.Helper()
 	cfg := config{genesis: types.DefaultGenesis()}
 	cfg.genesis.Params = testParams()
+	agents, err := keepertest.BondedAgents(cfg.genesis.Params, addr(agentByte), addr(secondAgentByte))
+	require.NoError(t, err)
+	cfg.genesis.TransferAgents = agents
 	for _, o := range opts {
 		o(&cfg)
 	}
-	k, tc := newKeeper(t)
+	k, tc, bank := keepertest.KeeperWithBank(t)
+	bank.HoldBonds(cfg.genesis.TransferAgents)
 	hooks := &recordingHooks{}
 	require.NoError(t, k.SetHooks(hooks))
 	if cfg.health != nil {
@@ -128,7 +135,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	ctx := tc.Ctx.WithBlockHeight(0)
 	require.NoError(t, k.InitGenesis(ctx, *cfg.genesis))
 	return &fixture{
-		t: t, ctx: ctx, k: &k, hooks: hooks, cms: tc.CMS,
+		t: t, ctx: ctx, k: &k, hooks: hooks, cms: tc.CMS, bank: bank,
 		msg: keeper.NewMsgServerImpl(k), query: keeper.NewQueryServerImpl(k),
 	}
 }
@@ -172,9 +179,15 @@ func (f *fixture) register(i byte, weight uint64, poc bool, models ...string) er
 	return err
 }
 
+// start starts an inference as the fixture's first transfer agent.
 func (f *fixture) start(id string, executor byte, model string) (int64, error) {
+	return f.startAs(agentByte, id, executor, model)
+}
+
+// startAs starts an inference as the transfer agent agent.
+func (f *fixture) startAs(agent byte, id string, executor byte, model string) (int64, error) {
 	resp, err := f.msg.StartInference(f.ctx, &types.MsgStartInference{
-		Creator: bech(agentByte), Executor: bech(executor), InferenceId: id, Model: model, PromptHash: "cHJvbXB0",
+		Creator: bech(agent), Executor: bech(executor), InferenceId: id, Model: model, PromptHash: "cHJvbXB0",
 	})
 	if err != nil {
 		return 0, err

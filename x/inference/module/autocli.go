@@ -33,6 +33,12 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "address"}},
 				},
 				{RpcMethod: "ExcludedExecutors", Use: "excluded-executors", Short: "List executors the circuit breaker holds EXCLUDED or PROBE (paginated)"},
+				{
+					RpcMethod: "TransferAgent", Use: "transfer-agent [address]",
+					Short:          "Show a transfer agent: bond, standing this epoch, miss allowance and whether it may start",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "address"}},
+				},
+				{RpcMethod: "TransferAgents", Use: "transfer-agents", Short: "List the registered transfer agents with their standing (paginated)"},
 			},
 		},
 		Tx: &autocliv1.ServiceCommandDescriptor{
@@ -58,6 +64,15 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 					RpcMethod: "FinishInference", Use: "finish-inference [inference-id]",
 					Short:          "Finish an inference, as its executor",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}},
+				},
+				{
+					RpcMethod: "RegisterTransferAgent", Use: "register-transfer-agent [bond]",
+					Short:          "Register the signer as a transfer agent, locking the bond (e.g. 1000000stake, at least transfer_agent_min_bond)",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "bond"}},
+				},
+				{
+					RpcMethod: "LeaveTransferAgent", Use: "leave-transfer-agent",
+					Short: "Stop the signer's starts now; its bond is returned when the next epoch starts",
 				},
 			},
 		},

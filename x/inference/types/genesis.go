@@ -13,7 +13,8 @@ func DefaultGenesis() *GenesisState {
 }
 
 // Validate checks the genesis without touching state: params, unique and
-// well-formed participants and inferences, a group consistent with the epoch.
+// well-formed participants, inferences and transfer agents, a group
+// consistent with the epoch.
 func (gs GenesisState) Validate(ac address.Codec) error {
 	if err := gs.Params.Validate(); err != nil {
 		return fmt.Errorf("params: %w", err)
@@ -67,6 +68,9 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 			return fmt.Errorf("inference %q listed twice", inf.InferenceId)
 		}
 		ids[inf.InferenceId] = struct{}{}
+	}
+	if err := gs.validateAgents(ac); err != nil {
+		return err
 	}
 	return gs.validateHealth(ac, seen)
 }

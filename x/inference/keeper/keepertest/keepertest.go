@@ -1,7 +1,7 @@
 // Package keepertest builds x/inference keepers for tests and benchmarks
 // outside the keeper package, from its exported API only: a keeper over an
-// in-memory store, with a genesis of n executors, as a node's committed
-// state shows it.
+// in-memory store (and an in-memory bank), with a genesis of n executors
+// and two bonded transfer agents, as a node's committed state shows it.
 package keepertest
 
 import (
@@ -33,14 +33,23 @@ var AddressCodec = addresscodec.NewBech32Codec("infer")
 // test context over that store.
 func Keeper(tb testing.TB) (keeper.Keeper, testutil.TestContext) {
 	tb.Helper()
+	k, tc, _ := KeeperWithBank(tb)
+	return k, tc
+}
+
+// KeeperWithBank is Keeper and its in-memory bank, empty, in which the
+// x/inference module account is blocked as the app blocks it.
+func KeeperWithBank(tb testing.TB) (keeper.Keeper, testutil.TestContext, *Bank) {
+	tb.Helper()
 	key := storetypes.NewKVStoreKey(types.StoreKey)
 	tc := testutil.DefaultContextWithDB(tb, key, storetypes.NewTransientStoreKey("transient_test"))
 	enc := moduletestutil.MakeTestEncodingConfig(module.AppModule{})
 	authority, err := AddressCodec.BytesToString(authtypes.NewModuleAddress("gov"))
 	require.NoError(tb, err)
-	k, err := keeper.NewKeeper(enc.Codec, runtime.NewKVStoreService(key), AddressCodec, authority)
+	bank := NewBank(types.ModuleName)
+	k, err := keeper.NewKeeper(enc.Codec, runtime.NewKVStoreService(key), AddressCodec, authority, bank)
 	require.NoError(tb, err)
-	return k, tc
+	return k, tc, bank
 }
 
 // Network is a keeper with n ACTIVE executors of weight 100 serving Model
@@ -48,12 +57,18 @@ func Keeper(tb testing.TB) (keeper.Keeper, testutil.TestContext) {
 // if not nil, runs before the state is committed. The returned context
 // reads the committed state through a cache, as queries and blocks do (an
 // uncommitted IAVL tree makes every iterator sort all pending writes, which
-// no node ever pays). Executor i has the address 0…0 | i+1.
+// no node ever pays). Executor i has the address 0…0 | i+1. The transfer
+// agents Agents() are registered with the minimum bond, so either may start
+// inferences.
 func Network(tb testing.TB, n int, params types.Params, setup func(keeper.Keeper, sdk.Context, []sdk.AccAddress)) (keeper.Keeper, sdk.Context, []sdk.AccAddress) {
 	tb.Helper()
-	k, tc := Keeper(tb)
+	k, tc, bank := KeeperWithBank(tb)
 	gs := types.DefaultGenesis()
 	gs.Params = params
+	agents, err := BondedAgents(params, Agents()...)
+	require.NoError(tb, err)
+	gs.TransferAgents = agents
+	bank.HoldBonds(agents)
 	addrs := make([]sdk.AccAddress, n)
 	for i := range addrs {
 		a := make([]byte, 20)

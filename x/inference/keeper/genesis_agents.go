@@ -1,0 +1,66 @@
+package keeper
+
+import (
+	"context"
+	"fmt"
+
+	"cosmossdk.io/collections"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// checkBondsHeld fails unless the module account holds at least the sum of
+// the agents' bonds (x/bank's genesis is loaded first), as x/gov checks its
+// deposits: a bond the module does not hold could never be returned.
+func (k Keeper) checkBondsHeld(ctx context.Context, agents []types.TransferAgent) error {
+	total := sdk.NewCoins()
+	for _, ta := range agents {
+		total = total.Add(ta.Bond)
+	}
+	holder := ModuleAccountAddress()
+	for _, need := range total {
+		held := k.bank.GetBalance(ctx, holder, need.Denom)
+		if held.Amount.LT(need.Amount) {
+			return fmt.Errorf("the %s module account %s holds %s but the transfer agents' bonds sum to %s: "+
+				"add the bonds to its balance in the bank genesis", types.ModuleName, holder, held, need)
+		}
+	}
+	return nil
+}
+
+// importAgents stores the genesis agents and rebuilds TransferAgentCount and
+// the LeavingAgents index from them.
+func (k Keeper) importAgents(ctx context.Context, agents []types.TransferAgent) error {
+	for _, ta := range agents {
+		addr, err := k.addressCodec.StringToBytes(ta.Address)
+		if err != nil {
+			return fmt.Errorf("transfer agent address %q: %w", ta.Address, err)
+		}
+		if err := k.TransferAgents.Set(ctx, addr, ta); err != nil {
+			return fmt.Errorf("store transfer agent: %w", err)
+		}
+		if ta.LeavingEpoch != 0 {
+			if err := k.LeavingAgents.Set(ctx, collections.Join(ta.LeavingEpoch+1, sdk.AccAddress(addr))); err != nil {
+				return fmt.Errorf("index leaving agent: %w", err)
+			}
+		}
+	}
+	if err := k.TransferAgentCount.Set(ctx, uint64(len(agents))); err != nil {
+		return fmt.Errorf("store transfer agent count: %w", err)
+	}
+	return nil
+}
+
+// exportAgents appends every agent, in address order, as stored (a stale
+// standing is exported as is and still reads as zero after import).
+func (k Keeper) exportAgents(ctx context.Context, gs *types.GenesisState) error {
+	if err := k.TransferAgents.Walk(ctx, nil, func(_ sdk.AccAddress, ta types.TransferAgent) (bool, error) {
+		gs.TransferAgents = append(gs.TransferAgents, ta)
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk transfer agents: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+package keeper
+
+import (
+	"context"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+func (s msgServer) RegisterTransferAgent(ctx context.Context, msg *types.MsgRegisterTransferAgent) (*types.MsgRegisterTransferAgentResponse, error) {
+	addr, err := s.address("creator", msg.Creator)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.k.RegisterTransferAgent(ctx, addr, msg.Bond); err != nil {
+		return nil, err
+	}
+	return &types.MsgRegisterTransferAgentResponse{}, nil
+}
+
+func (s msgServer) LeaveTransferAgent(ctx context.Context, msg *types.MsgLeaveTransferAgent) (*types.MsgLeaveTransferAgentResponse, error) {
+	addr, err := s.address("creator", msg.Creator)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.k.LeaveTransferAgent(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &types.MsgLeaveTransferAgentResponse{ReleaseEpoch: release}, nil
+}
