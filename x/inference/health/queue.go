@@ -109,8 +109,12 @@ func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, i
 		return nil
 	}
 	if before.ledger.ProbeHeldFrom(agent, before.rec.Since) {
+		address, err := s.ac.BytesToString(executor)
+		if err != nil {
+			return fmt.Errorf("encode executor: %w", err)
+		}
 		return errorsmod.Wrapf(types.ErrProbeTaken,
-			"the probe of executor %s that transfer agent %s started expired without corroboration; another agent must probe it", executor, agent)
+			"the probe of executor %s that transfer agent %s started expired without corroboration; another agent must probe it", address, agent)
 	}
 	after := before
 	after.rec, after.probeID = rec, inferenceID

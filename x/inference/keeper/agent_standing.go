@@ -66,9 +66,9 @@ func (k Keeper) agentStarting(ctx context.Context, agent sdk.AccAddress) error {
 			return fmt.Errorf("load params: %w", err)
 		}
 		return errorsmod.Wrapf(types.ErrAgentStopped,
-			"%s: %d uncorroborated misses this epoch, over its allowance of %d (%d + %d%% of its %d finished inferences) since height %d; "+
+			"%s: %d charged misses (no attestation backed them) this epoch, over its allowance of %d (%d + %d%% of its %d finished inferences) since height %d; "+
 				"its standing resets when epoch %d starts at height %d",
-			ta.Address, now.UncorroboratedMisses, params.MissAllowance(now.Finished), params.TransferAgentMissAllowance,
+			ta.Address, now.ChargedMisses, params.MissAllowance(now.Finished), params.TransferAgentMissAllowance,
 			params.TransferAgentMissAllowancePct, now.Finished, now.StoppedHeight, epoch.Index+1, nextEpochHeight(epoch, params))
 	}
 	now.Starts++
@@ -89,23 +89,24 @@ func (k Keeper) agentFinished(ctx context.Context, agent string) error {
 	})
 }
 
-// chargeMiss charges agent with one uncorroborated miss of its inferences.
-// Once its uncorroborated misses exceed params.MissAllowance(finished) it
+// chargeMiss charges agent with one miss of its inferences that no
+// attestation backs (held, or backed only by other agents' misses).
+// Once its charged misses exceed params.MissAllowance(finished) it
 // is stopped: its starts are refused for the rest of the epoch, and
 // EventTransferAgentStopped says so once. No-op if the agent no longer
 // exists.
 func (k Keeper) chargeMiss(ctx context.Context, agent string) error {
 	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, params types.Params, sdkCtx sdk.Context) error {
-		s.UncorroboratedMisses++
+		s.ChargedMisses++
 		allowance := params.MissAllowance(s.Finished)
-		if s.UncorroboratedMisses <= allowance || s.StoppedHeight != 0 {
+		if s.ChargedMisses <= allowance || s.StoppedHeight != 0 {
 			return nil
 		}
 		s.StoppedHeight = sdkCtx.BlockHeight()
 		sdkCtx.Logger().Debug("transfer agent stopped", "module", types.ModuleName, "agent", agent,
-			"misses", s.UncorroboratedMisses, "allowance", allowance)
+			"misses", s.ChargedMisses, "allowance", allowance)
 		return emitAgentEvent(sdkCtx, &types.EventTransferAgentStopped{
-			Agent: agent, EpochIndex: s.EpochIndex, UncorroboratedMisses: s.UncorroboratedMisses,
+			Agent: agent, EpochIndex: s.EpochIndex, ChargedMisses: s.ChargedMisses,
 			MissAllowance: allowance, Finished: s.Finished, Height: s.StoppedHeight,
 		})
 	})
@@ -117,8 +118,8 @@ func (k Keeper) chargeMiss(ctx context.Context, agent string) error {
 // refunds). No-op if the agent no longer exists.
 func (k Keeper) refundMiss(ctx context.Context, agent string) error {
 	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, _ types.Params, _ sdk.Context) error {
-		if s.UncorroboratedMisses > 0 {
-			s.UncorroboratedMisses--
+		if s.ChargedMisses > 0 {
+			s.ChargedMisses--
 		}
 		s.CorroboratedMisses++
 		return nil

@@ -50,21 +50,21 @@ func TestAgentStandingTransitions(t *testing.T) {
 		{"starts and finishes are counted", concat(repeatedOp(3, opStart), repeatedOp(2, opFinish)),
 			types.AgentStanding{Starts: 3, Finished: 2}},
 		{"misses up to the allowance do not stop", repeatedOp(10, opCharge),
-			types.AgentStanding{UncorroboratedMisses: 10}},
+			types.AgentStanding{ChargedMisses: 10}},
 		{"the miss over the allowance stops", repeatedOp(11, opCharge),
-			types.AgentStanding{UncorroboratedMisses: 11, StoppedHeight: h}},
+			types.AgentStanding{ChargedMisses: 11, StoppedHeight: h}},
 		{"finished inferences raise the allowance", concat(repeatedOp(20, opFinish), repeatedOp(12, opCharge)),
-			types.AgentStanding{Finished: 20, UncorroboratedMisses: 12}},
+			types.AgentStanding{Finished: 20, ChargedMisses: 12}},
 		{"a refund turns a charge into a corroborated miss", concat(repeatedOp(2, opCharge), []standingOp{opRefund}),
-			types.AgentStanding{UncorroboratedMisses: 1, CorroboratedMisses: 1}},
+			types.AgentStanding{ChargedMisses: 1, CorroboratedMisses: 1}},
 		{"a refund never goes below zero", []standingOp{opRefund},
 			types.AgentStanding{CorroboratedMisses: 1}},
 		{"refunds keep an agent under its allowance", concat(repeatedOp(10, opCharge), []standingOp{opRefund, opCharge}),
-			types.AgentStanding{UncorroboratedMisses: 10, CorroboratedMisses: 1}},
+			types.AgentStanding{ChargedMisses: 10, CorroboratedMisses: 1}},
 		{"corroborated misses are never charged", repeatedOp(30, opCorrob),
 			types.AgentStanding{CorroboratedMisses: 30}},
 		{"a refund does not un-stop", concat(repeatedOp(11, opCharge), repeatedOp(5, opRefund)),
-			types.AgentStanding{UncorroboratedMisses: 6, CorroboratedMisses: 5, StoppedHeight: h}},
+			types.AgentStanding{ChargedMisses: 6, CorroboratedMisses: 5, StoppedHeight: h}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -91,7 +91,7 @@ func TestStoppedAgentStaysStoppedForTheEpochAndResumesNext(t *testing.T) {
 	require.NoError(t, f.k.AgentStarting(f.ctx, addr(agentByte)), "at its allowance it still starts")
 	require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
 	require.Equal(t, []*types.EventTransferAgentStopped{{
-		Agent: bech(agentByte), EpochIndex: 1, UncorroboratedMisses: 11, MissAllowance: 10, Height: 9,
+		Agent: bech(agentByte), EpochIndex: 1, ChargedMisses: 11, MissAllowance: 10, Height: 9,
 	}}, typedEvents[*types.EventTransferAgentStopped](t, f.ctx))
 	require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
 	require.Len(t, typedEvents[*types.EventTransferAgentStopped](t, f.ctx), 1, "stopped once")
@@ -102,8 +102,8 @@ func TestStoppedAgentStaysStoppedForTheEpochAndResumesNext(t *testing.T) {
 		err := f.k.AgentStarting(f.ctx, addr(agentByte))
 		require.ErrorIs(t, err, types.ErrAgentStopped, "height %d", h)
 		now := f.agent(agentByte).Standing
-		require.Contains(t, err.Error(), fmt.Sprintf("%d uncorroborated misses this epoch, over its allowance of %d (10 + 10%% of its %d finished",
-			now.UncorroboratedMisses, 10+now.Finished/10, now.Finished))
+		require.Contains(t, err.Error(), fmt.Sprintf("%d charged misses (no attestation backed them) this epoch, over its allowance of %d (10 + 20%% of its %d finished",
+			now.ChargedMisses, 10+now.Finished/10, now.Finished))
 		require.Contains(t, err.Error(), fmt.Sprintf("epoch 2 starts at height %d", testEpochLength+1))
 		// Finishing more does not lift the stop either.
 		require.NoError(t, f.k.AgentFinished(f.ctx, bech(agentByte)))
@@ -137,7 +137,7 @@ func TestStandingOfStaleEpochReadsZero(t *testing.T) {
 
 	// The first write of the new epoch starts from zero, whatever it is.
 	require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
-	require.Equal(t, types.AgentStanding{EpochIndex: 2, UncorroboratedMisses: 1}, f.agent(agentByte).Standing)
+	require.Equal(t, types.AgentStanding{EpochIndex: 2, ChargedMisses: 1}, f.agent(agentByte).Standing)
 }
 
 // An inference outlives an agent that left: its outcomes find no agent,
@@ -194,10 +194,10 @@ func TestHonestAgentAtBaselineMissRateIsNeverStopped(t *testing.T) {
 		f.end()
 		s := f.agent(agentByte).Standing
 		require.Zero(t, s.StoppedHeight, "height %d: %+v", h, s)
-		maxMisses = max(maxMisses, s.UncorroboratedMisses)
+		maxMisses = max(maxMisses, s.ChargedMisses)
 	}
 	require.Equal(t, uint64(epochs), mustEpoch(t, f).Index)
-	t.Logf("%d misses in %d inferences; at most %d uncorroborated in one epoch", misses, (epochs*testEpochLength-1)*perBlock, maxMisses)
+	t.Logf("%d misses in %d inferences; at most %d charged in one epoch", misses, (epochs*testEpochLength-1)*perBlock, maxMisses)
 }
 
 // Attack: an unregistered account spams starts. Each refusal costs two

@@ -24,7 +24,7 @@ func TestTransferAgentQuery(t *testing.T) {
 	for range 20 {
 		require.NoError(t, f.k.AgentFinished(f.ctx, bech(agentByte)))
 	}
-	for range 13 {
+	for range 15 {
 		require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
 	}
 	_, err := f.leaveAgent(secondAgentByte)
@@ -35,9 +35,9 @@ func TestTransferAgentQuery(t *testing.T) {
 	require.Equal(t, types.TransferAgentView{
 		Agent: types.TransferAgent{
 			Address: bech(agentByte), Bond: minBond,
-			Standing: types.AgentStanding{EpochIndex: 1, Finished: 20, UncorroboratedMisses: 13, StoppedHeight: 3},
+			Standing: types.AgentStanding{EpochIndex: 1, Finished: 20, ChargedMisses: 15, StoppedHeight: 3},
 		},
-		MissAllowance: 12, MayStart: false,
+		MissAllowance: 14, MayStart: false,
 	}, resp.Agent)
 
 	resp, err = f.query.TransferAgent(f.ctx, &types.QueryTransferAgentRequest{Address: bech(secondAgentByte)})
@@ -92,7 +92,7 @@ func agentGenesis() types.GenesisState {
 	gs.TransferAgents = []types.TransferAgent{
 		{
 			Address: bech(agentByte), Bond: minBond, RegisteredEpoch: 1,
-			Standing: types.AgentStanding{EpochIndex: 3, Starts: 30, Finished: 5, UncorroboratedMisses: 11, StoppedHeight: 120},
+			Standing: types.AgentStanding{EpochIndex: 3, Starts: 30, Finished: 5, ChargedMisses: 11, StoppedHeight: 120},
 		},
 		{Address: bech(secondAgentByte), Bond: stake(3_000_000), RegisteredEpoch: 2, LeavingEpoch: 3},
 		{

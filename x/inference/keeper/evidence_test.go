@@ -11,7 +11,7 @@ import (
 // The two transfer agents of the fixture's genesis.
 const (
 	agentA byte = agentByte
-	agentB byte = agentByte + 1
+	agentB byte = secondAgentByte
 	agentC byte = agentByte + 2
 )
 
@@ -20,6 +20,7 @@ const (
 func evidenceParams() types.Params {
 	p := breakerParams()
 	p.HealthCbTrafficMinAgents = types.DefaultHealthCBTrafficMinAgents
+	p.TransferAgentMissAllowance = types.DefaultTransferAgentMissAllowance
 	return p
 }
 
@@ -64,7 +65,7 @@ func (f *fixture) standing(agent byte) types.TransferAgentView {
 // 100 starts over 50 blocks to an executor the validators attest OK while
 // another agent's traffic to it succeeds. The executor stays HEALTHY and
 // ACTIVE with no miss counted; the griefer is stopped once its
-// uncorroborated misses exceed its allowance, and every later start is
+// charged misses exceed its allowance, and every later start is
 // refused; the honest agent's standing is untouched.
 func TestAttackOneAgentCannotExcludeAHealthyExecutor(t *testing.T) {
 	f := newEvidenceFixture(t)
@@ -275,7 +276,14 @@ func TestAttackUnregisteredAccountCannotStart(t *testing.T) {
 	require.Error(t, err)
 }
 
-// addAgents registers more transfer agents (TEMPORARY: bonds wired at merge).
+// addAgents funds and registers more transfer agents with the minimum bond.
 func addAgents(t *testing.T, f *fixture, agents ...byte) {
 	t.Helper()
+	p, err := f.k.Params.Get(f.ctx)
+	require.NoError(t, err)
+	for _, a := range agents {
+		f.bank.Fund(addr(a), p.TransferAgentMinBond)
+		_, err := f.msg.RegisterTransferAgent(f.ctx, &types.MsgRegisterTransferAgent{Creator: bech(a), Bond: p.TransferAgentMinBond})
+		require.NoError(t, err)
+	}
 }

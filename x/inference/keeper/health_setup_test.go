@@ -16,8 +16,9 @@ import (
 // an SPRT threshold so high that only the breaker acts. One agent's word is
 // trusted (health_cb_traffic_min_agents 1): these tests drive the breaker's
 // state machine through the keeper, and the evidence ledger then passes
-// every miss through in its block. Corroboration has its own tests
-// (evidence_test.go) at the default of two agents.
+// every miss through in its block; the agent's allowance is set out of the
+// way so the one agent is never stopped. Corroboration and standing have
+// their own tests (evidence_*_test.go) at the defaults.
 const (
 	bInitial = 5
 	bMax     = 20
@@ -32,6 +33,7 @@ func breakerParams() types.Params {
 	p.HealthCbMaxCooldownBlocks = bMax
 	p.DowntimeHThreshold = dec("1000")
 	p.HealthCbTrafficMinAgents = 1
+	p.TransferAgentMissAllowance = types.MaxTransferAgentMissAllowance
 	return p
 }
 

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -287,18 +288,22 @@ func TestRandomExecutorEvaluatesStagesAtTheNextBlock(t *testing.T) {
 // Hooks and the health stage installed on the app's keeper after the
 // servers were built must reach the servers' copies too.
 func TestSeamsInstalledAfterServersReachEveryCopy(t *testing.T) {
-	k, tc := newKeeper(t)
+	k, tc, bank := keepertest.KeeperWithBank(t)
 	ctx := tc.Ctx.WithBlockHeight(0)
 	gs := types.DefaultGenesis()
 	gs.Params = testParams()
 	gs.Participants = []types.Participant{gp(1, 10, true, "m")}
+	agents, err := keepertest.BondedAgents(gs.Params, addr(agentByte))
+	require.NoError(t, err)
+	gs.TransferAgents = agents
+	bank.HoldBonds(agents)
 	require.NoError(t, k.InitGenesis(ctx, *gs))
 	msgs := keeper.NewMsgServerImpl(k)
 
 	refused := &fakeHealth{check: func(sdk.AccAddress) error { return types.ErrExecutorNotRoutable }}
 	k.SetHealthStage(refused)
 	require.NoError(t, k.BeginBlock(ctx.WithBlockHeight(1)))
-	_, err := msgs.StartInference(ctx.WithBlockHeight(1), &types.MsgStartInference{
+	_, err = msgs.StartInference(ctx.WithBlockHeight(1), &types.MsgStartInference{
 		Creator: bech(agentByte), Executor: bech(1), InferenceId: "x", Model: "m",
 	})
 	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)

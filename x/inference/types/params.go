@@ -130,7 +130,7 @@ func (p Params) validateAgents() error {
 	return nil
 }
 
-// MissAllowance is how many uncorroborated misses an agent that finished
+// MissAllowance is how many charged misses an agent that finished
 // this many inferences this epoch may have before its starts are refused.
 func (p Params) MissAllowance(finished uint64) uint64 {
 	const maxFinished = uint64(1) << 40 // far above any epoch's traffic; keeps the product in range
