@@ -25,8 +25,8 @@ type collusionResult struct {
 	blocksExcluded int64 // sum over targets of blocks spent EXCLUDED
 	counted        int64 // their misses counted against executors
 	charged        uint64
-	refused        int   // their starts refused (stopped, not routable)
-	lastStopped    int64 // height at which the last colluder was stopped (0: never)
+	refused        int    // their starts refused (stopped, not routable)
+	lastStopped    int64  // height at which the last colluder was stopped (0: never)
 	allowance      uint64 // sum of the colluders' allowances at the end
 }
 
