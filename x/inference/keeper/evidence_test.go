@@ -72,12 +72,11 @@ func TestAttackOneAgentCannotExcludeAHealthyExecutor(t *testing.T) {
 	accepted, refused := 0, 0
 	for range 50 {
 		for range 2 {
-			switch err := f.startBy(agentA, f.newID(), 1); {
-			case err == nil:
-				accepted++
-			default:
+			if err := f.startBy(agentA, f.newID(), 1); err != nil {
 				require.ErrorIs(t, err, types.ErrAgentStopped)
 				refused++
+			} else {
+				accepted++
 			}
 		}
 		f.send(agentB, 1, true)
