@@ -9,7 +9,9 @@ import (
 )
 
 // Scenario 3, degraded executor: its health endpoint answers, but 40% of
-// its inferences fail. It is excluded on traffic misses; passing health
+// its inferences fail, whichever of the load driver's three agents sends
+// them. It is excluded on traffic misses, corroborated by distinct agents
+// (issue 10's scenario d: within 40 of its inferences); passing health
 // checks (attested oks in every block) do not restore it, nor does PROBE
 // while its probe inference fails; once inferences succeed again, the
 // probe inference finishing does.
@@ -32,6 +34,14 @@ func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
 		t.Logf("load driver: %v", err) // figures below use what it recorded
 	}
 
+	routed := 0 // inferences routed to it from the fault to the exclusion
+	agents := map[string]bool{}
+	for _, ev := range load.Events() {
+		if ev.Executor == bad && ev.Height >= failAt && ev.Height < E1 {
+			routed++
+			agents[ev.Agent] = true
+		}
+	}
 	var path []string
 	restoredEarly := false
 	for h := E1; h <= ln.Atoi(t, back.SinceHeight); h++ {
@@ -52,10 +62,14 @@ func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
 	t.Logf("exec1 %s fails 40%% of inferences from block %d; health endpoint up throughout", bad, failAt)
 	t.Logf("  EXCLUDED at %d on %s evidence (%s of %s traffic samples missed): +%d blocks", E1, first0["kind"],
 		first0["misses"], first0["samples"], E1-failAt)
+	t.Logf("  inferences routed to it from the fault to the exclusion: %d, by %d agents", routed, len(agents))
 	t.Logf("  attested ok samples while excluded or probing, blocks %d..%d: %d (none restored it)", E1+1, E2, attestedOK)
 	t.Logf("  transitions: %s", strings.Join(path, " → "))
 	t.Logf("  HEALTHY at %s by %s", back.SinceHeight, back.Reason)
 
+	if routed > 40 {
+		t.Errorf("%d inferences routed before the exclusion, want at most 40", routed)
+	}
 	if first0["kind"] != ln.Traffic {
 		t.Errorf("first exclusion on %s evidence, want traffic", first0["kind"])
 	}

@@ -33,7 +33,7 @@ func TestLocalnetSmoke(t *testing.T) {
 		if code, log := n.Tx(ln.AgentKey(0), "bank", "send", ln.AgentKey(0), newExec, "1000000stake"); code != 0 {
 			t.Fatalf("fund newexec: code %d: %s", code, log)
 		}
-		if code, log := n.Tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", "llama-7b", "--weight", "5"); code != 0 {
+		if code, log := n.Tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", ln.Model, "--weight", "5"); code != 0 {
 			t.Fatalf("register: code %d: %s", code, log)
 		}
 		p := n.Participant(newExec)
@@ -51,7 +51,7 @@ func TestLocalnetSmoke(t *testing.T) {
 		if len(group.Group.Members) != 2 {
 			t.Fatalf("epoch group has %d members, want the 2 genesis executors (newcomers join next epoch)", len(group.Group.Members))
 		}
-		code, log := n.Tx(ln.AgentKey(0), "inference", "start-inference", "smoke-not-member", "llama-7b", newExec)
+		code, log := n.Tx(ln.AgentKey(0), "inference", "start-inference", "smoke-not-member", ln.Model, newExec)
 		if code == 0 || !strings.Contains(log, "not in the current epoch group") {
 			t.Fatalf("start on a non-member: code %d log %q, want a refusal", code, log)
 		}
@@ -61,10 +61,10 @@ func TestLocalnetSmoke(t *testing.T) {
 		var a, b struct {
 			Executor struct{ Address string } `json:"executor"`
 		}
-		if err := n.Query(&a, "inference", "random-executor", "llama-7b", "7"); err != nil {
+		if err := n.Query(&a, "inference", "random-executor", ln.Model, "7"); err != nil {
 			t.Fatal(err)
 		}
-		if err := n.Query(&b, "inference", "random-executor", "llama-7b", "7"); err != nil {
+		if err := n.Query(&b, "inference", "random-executor", ln.Model, "7"); err != nil {
 			t.Fatal(err)
 		}
 		if a.Executor.Address != b.Executor.Address || (a.Executor.Address != exec0 && a.Executor.Address != exec1) {
@@ -77,7 +77,7 @@ func TestLocalnetSmoke(t *testing.T) {
 			{"smoke-ok", exec0},
 			{"smoke-miss", exec1},
 		} {
-			if code, log := n.Tx(ln.AgentKey(0), "inference", "start-inference", c[0], "llama-7b", c[1]); code != 0 {
+			if code, log := n.Tx(ln.AgentKey(0), "inference", "start-inference", c[0], ln.Model, c[1]); code != 0 {
 				t.Fatalf("start %s: code %d: %s", c[0], code, log)
 			}
 		}

@@ -125,3 +125,7 @@ func (n *Net) StartInference(from, id, model, executor string) (uint32, string) 
 	}
 	return code, log
 }
+
+// Model is the model every executor of the localnet serves
+// (scripts/localnet.sh's MODEL default, which the harness never changes).
+const Model = "llama-7b"

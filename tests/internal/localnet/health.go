@@ -19,6 +19,7 @@ type HealthJSON struct {
 	TrafficMisses  int    `json:"traffic_misses"`
 	Exclusions     int    `json:"exclusions"`
 	ProbeID        string `json:"probe_inference_id"`
+	HeldMisses     int    `json:"held_misses"`
 }
 
 // Health reads an executor's breaker state over REST (node 0).
