@@ -86,10 +86,24 @@ func (w *writeCounter) ConsumeGas(amount storetypes.Gas, descriptor string) {
 func BenchmarkBreakerBlock(b *testing.B) {
 	for _, missingPct := range []int{0, 10} {
 		b.Run(fmt.Sprintf("missing=%d%%", missingPct), func(b *testing.B) {
-			k, ctx, addrs := benchNetwork(b, 1000, nil)
+			k, ctx, addrs := benchNetwork(b, 1000, func(k keeper.Keeper, ctx sdk.Context, _ []sdk.AccAddress) {
+				p, err := k.Params.Get(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.HealthCbTrafficMinAgents = types.DefaultHealthCBTrafficMinAgents // the default rule
+				if err := k.SetParams(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+			})
 			execs := make([]string, len(addrs))
 			for i, a := range addrs {
 				execs[i], _ = ac.BytesToString(a)
+			}
+			var agents []string // two agents take turns, so misses are corroborated
+			for _, a := range keepertest.Agents() {
+				s, _ := ac.BytesToString(a)
+				agents = append(agents, s)
 			}
 			height := int64(1)
 			var writes int
@@ -99,7 +113,8 @@ func BenchmarkBreakerBlock(b *testing.B) {
 				c := ctx.WithBlockHeight(height).WithGasMeter(counter).WithEventManager(sdk.NewEventManager())
 				for i, e := range execs {
 					miss := missingPct > 0 && i%(100/missingPct) == 0
-					inf := types.Inference{InferenceId: fmt.Sprintf("i-%d-%d", height, i), Executor: e}
+					inf := types.Inference{InferenceId: fmt.Sprintf("i-%d-%d", height, i), Executor: e,
+						TransferAgent: agents[(int(height)+i)%2], StartHeight: height, EndHeight: height}
 					if err := k.QueueTrafficSample(c, inf, miss); err != nil {
 						b.Fatal(err)
 					}
