@@ -28,10 +28,17 @@ func TestTransferAgentsAgainstGriefing(t *testing.T) {
 	griefer := n.KeyAddress(ln.GrieferKey)
 
 	t.Run("c unregistered account is refused", func(t *testing.T) {
-		code, log := n.StartInference(ln.OutsiderKey, "outsider-1", ln.Model, n.ExecutorAddr(2))
-		t.Logf("outsider's start: code %d: %s", code, log)
-		if code == 0 || !strings.Contains(log, "not a registered transfer agent") {
-			t.Fatalf("outsider's start: code %d %q, want a refusal naming the registry", code, log)
+		r := n.TxResult(ln.OutsiderKey, "inference", "start-inference", "outsider-1", ln.Model, n.ExecutorAddr(2))
+		t.Logf("outsider's start: code %d, gas used %d: %s", r.Code, r.GasUsed, r.Log)
+		if r.Code == 0 || !strings.Contains(r.Log, "not a registered transfer agent") {
+			t.Fatalf("outsider's start: code %d %q, want a refusal naming the registry", r.Code, r.Log)
+		}
+		// One griefing attempt: a registered agent's start that it will
+		// never forward.
+		g := n.TxResult(ln.GrieferKey, "inference", "start-inference", "grief-gas-1", ln.Model, n.ExecutorAddr(3))
+		t.Logf("one griefing start: code %d, gas used %d (the griefer's bond: %s)", g.Code, g.GasUsed, bondOf(t, n, griefer))
+		if g.Code != 0 {
+			t.Fatalf("the griefer's start was refused: %s", g.Log)
 		}
 	})
 
@@ -185,4 +192,13 @@ func TestTransferAgentsAgainstGriefing(t *testing.T) {
 			}
 		}
 	})
+}
+
+func bondOf(t *testing.T, n *ln.Net, addr string) string {
+	t.Helper()
+	v, err := n.TransferAgent(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Agent.Bond.Amount + v.Agent.Bond.Denom
 }

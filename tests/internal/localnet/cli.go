@@ -44,23 +44,38 @@ func (n *Net) Query(out any, args ...string) error {
 // to send (a client-side check) is returned as code 1 with the CLI's error.
 func (n *Net) Tx(from string, args ...string) (uint32, string) {
 	n.t.Helper()
+	r := n.TxResult(from, args...)
+	return r.Code, r.Log
+}
+
+// TxResult is a committed (or refused) transaction as Tx sees it.
+type TxResult struct {
+	Code    uint32
+	Log     string
+	GasUsed int64 // 0 for a transaction refused before a block ran it
+}
+
+// TxResult is Tx with the gas the transaction used.
+func (n *Net) TxResult(from string, args ...string) TxResult {
+	n.t.Helper()
 	args = append(append([]string{"tx"}, args...), "--from", from, "--keyring-backend", "test",
 		"--keyring-dir", n.KeysDir, "--chain-id", "inferenced-local", "--node", n.RPCAddr(),
 		"--yes", "--output", "json", "--gas", "400000")
 	raw, err := n.CLI(args...)
 	if err != nil {
-		return 1, err.Error()
+		return TxResult{Code: 1, Log: err.Error()}
 	}
 	var res struct {
-		Code   uint32 `json:"code"`
-		TxHash string `json:"txhash"`
-		RawLog string `json:"raw_log"`
+		Code    uint32 `json:"code"`
+		TxHash  string `json:"txhash"`
+		RawLog  string `json:"raw_log"`
+		GasUsed string `json:"gas_used"`
 	}
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		n.t.Fatalf("decode tx response %q: %v", raw, err)
 	}
 	if res.Code != 0 {
-		return res.Code, res.RawLog
+		return TxResult{Code: res.Code, Log: res.RawLog}
 	}
 	// Poll rather than `q wait-tx`, whose subscription misses a tx that is
 	// committed between its first look-up and its subscription.
@@ -78,7 +93,8 @@ func (n *Net) Tx(from string, args ...string) (uint32, string) {
 	if err := json.Unmarshal([]byte(raw), &res); err != nil {
 		n.t.Fatalf("decode committed tx %q: %v", raw, err)
 	}
-	return res.Code, res.RawLog
+	gas, _ := strconv.ParseInt(res.GasUsed, 10, 64)
+	return TxResult{Code: res.Code, Log: res.RawLog, GasUsed: gas}
 }
 
 // KeyAddress is the address of key name in the network's keyring.
