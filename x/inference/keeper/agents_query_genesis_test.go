@@ -9,11 +9,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
-	moduletestutil "github.com/cosmos/cosmos-sdk/types/module/testutil"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
-	"github.com/inferenced/inferenced/x/inference/module"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -104,26 +102,8 @@ func agentGenesis() types.GenesisState {
 }
 
 func TestTransferAgentGenesisRoundTrip(t *testing.T) {
-	gs := agentGenesis()
-	require.NoError(t, gs.Validate(ac))
-	f := newFixture(t, withGenesis(gs))
-	out, err := f.k.ExportGenesis(f.ctx)
-	require.NoError(t, err)
-	require.Equal(t, &gs, out)
-
-	// Through JSON into a fresh keeper whose bank holds the bonds.
-	cdc := moduletestutil.MakeTestEncodingConfig(module.AppModule{}).Codec
-	bz, err := cdc.MarshalJSON(out)
-	require.NoError(t, err)
-	var decoded types.GenesisState
-	require.NoError(t, cdc.UnmarshalJSON(bz, &decoded))
-	k2, tc2, bank2 := keepertest.KeeperWithBank(t)
-	bank2.HoldBonds(decoded.TransferAgents)
-	require.NoError(t, k2.InitGenesis(tc2.Ctx, decoded))
-	out2, err := k2.ExportGenesis(tc2.Ctx)
-	require.NoError(t, err)
-	require.Equal(t, &gs, out2)
-	n, err := k2.TransferAgentCount.Get(tc2.Ctx)
+	k2, ctx2 := requireGenesisRoundTrip(t, agentGenesis())
+	n, err := k2.TransferAgentCount.Get(ctx2)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), n)
 }

@@ -8,6 +8,8 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	moduletestutil "github.com/cosmos/cosmos-sdk/types/module/testutil"
 
+	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/module"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -62,24 +64,33 @@ func TestDefaultGenesisInitsAndExportsValid(t *testing.T) {
 }
 
 func TestGenesisRoundTripsRichState(t *testing.T) {
-	gs := richGenesis()
+	requireGenesisRoundTrip(t, richGenesis())
+}
+
+// requireGenesisRoundTrip loads gs, checks that its export equals it, and
+// loads that export through JSON (as genesis files and `export` do) into a
+// fresh keeper whose bank holds the agents' bonds, whose export must equal
+// gs too. It returns the second keeper and its context.
+func requireGenesisRoundTrip(t *testing.T, gs types.GenesisState) (keeper.Keeper, sdk.Context) {
+	t.Helper()
 	require.NoError(t, gs.Validate(ac))
 	f := newFixture(t, withGenesis(gs))
 	out, err := f.k.ExportGenesis(f.ctx)
 	require.NoError(t, err)
 	require.Equal(t, &gs, out)
 
-	// Through JSON, as genesis files and `export` do, into a fresh keeper.
 	cdc := moduletestutil.MakeTestEncodingConfig(module.AppModule{}).Codec
 	bz, err := cdc.MarshalJSON(out)
 	require.NoError(t, err)
 	var decoded types.GenesisState
 	require.NoError(t, cdc.UnmarshalJSON(bz, &decoded))
-	k2, tc2 := newKeeper(t)
+	k2, tc2, bank2 := keepertest.KeeperWithBank(t)
+	bank2.HoldBonds(decoded.TransferAgents)
 	require.NoError(t, k2.InitGenesis(tc2.Ctx, decoded))
 	out2, err := k2.ExportGenesis(tc2.Ctx)
 	require.NoError(t, err)
 	require.Equal(t, &gs, out2)
+	return k2, tc2.Ctx
 }
 
 func TestGenesisRebuildsExpiryQueueAndMemberIndex(t *testing.T) {
