@@ -148,6 +148,19 @@ func TestInitGenesisRefusesBondsTheModuleAccountDoesNotHold(t *testing.T) {
 	require.NoError(t, k.InitGenesis(tc.Ctx, gs))
 }
 
+// Attack (a genesis that halts the chain): an agent at a module account's
+// address could never get its bond back, and the boundary that tried would
+// fail the block. InitGenesis refuses it.
+func TestInitGenesisRefusesAnAgentThatCannotReceiveItsBond(t *testing.T) {
+	gs := agentGenesis()
+	blocked, err := ac.BytesToString(keeper.ModuleAccountAddress())
+	require.NoError(t, err)
+	gs.TransferAgents[0].Address = blocked
+	k, tc, bank := keepertest.KeeperWithBank(t)
+	bank.HoldBonds(gs.TransferAgents)
+	require.ErrorContains(t, k.InitGenesis(tc.Ctx, gs), "may not receive funds")
+}
+
 // keepertest.Network registers its agents, so benchmarks and the abci tests
 // can start inferences.
 func TestNetworkAgentsMayStart(t *testing.T) {

@@ -14,9 +14,20 @@ import (
 // checkBondsHeld fails unless the module account holds at least the sum of
 // the agents' bonds (x/bank's genesis is loaded first), as x/gov checks its
 // deposits: a bond the module does not hold could never be returned.
+//
+// An agent at an address that may not receive funds (a module account) is
+// refused too: its bond could never be returned, and the epoch boundary
+// that tried would fail the block.
 func (k Keeper) checkBondsHeld(ctx context.Context, agents []types.TransferAgent) error {
 	total := sdk.NewCoins()
 	for _, ta := range agents {
+		addr, err := k.addressCodec.StringToBytes(ta.Address)
+		if err != nil {
+			return fmt.Errorf("transfer agent address %q: %w", ta.Address, err)
+		}
+		if k.bank.BlockedAddr(addr) {
+			return fmt.Errorf("transfer agent %s may not receive funds (a module account?): its bond could never be returned", ta.Address)
+		}
 		total = total.Add(ta.Bond)
 	}
 	holder := ModuleAccountAddress()
