@@ -74,6 +74,10 @@ func TestTransferAgentsAgainstGriefing(t *testing.T) {
 		if err := back.Stop(); err != nil {
 			t.Logf("load driver: %v", err)
 		}
+		// A stopped driver leaves a few started inferences unforwarded: let
+		// them expire before (a), so that none is in flight beside its
+		// griefer (misses in flight together pair, one for one).
+		n.WaitHeight(n.Height()+int64(cfg.ExpirationBlocks)+3, time.Minute)
 		st, err := n.TransferAgent(griefer)
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import "testing"
 //   - attack: the griefer's misses that count without an attestation never
 //     outnumber the other agents' misses, and with no other agent none
 //     counts (one account alone can never make a miss count);
-//   - a verdict's group holds distinct agents.
+//   - a verdict's group holds distinct agents whose lifetimes overlap.
 func FuzzLedger(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 4, 0, 0})
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
@@ -33,7 +33,7 @@ func FuzzLedger(f *testing.F) {
 					othersMissed++
 					onlyGriefer = false
 				}
-				l, v = l.Miss(Miss{Agent: a, Start: height, End: height + int64(b/6)%12}, p)
+				l, v = l.Miss(Miss{Agent: a, Start: height, End: height + int64(b/6)%12}, p, 0)
 			case op == 3:
 				l = l.OK(p)
 			case op == 4:
@@ -64,7 +64,8 @@ func FuzzLedger(f *testing.F) {
 }
 
 // groupsDistinct reports whether the agent-backed verdicts of one step, in
-// groups of two, name two distinct agents each.
+// groups of two, name two distinct agents each, in flight at a common
+// height.
 func groupsDistinct(v []Verdict) bool {
 	var agentBacked []Verdict
 	for _, x := range v {
@@ -73,7 +74,8 @@ func groupsDistinct(v []Verdict) bool {
 		}
 	}
 	for i := 0; i+1 < len(agentBacked); i += 2 {
-		if agentBacked[i].Miss.Agent == agentBacked[i+1].Miss.Agent {
+		a, b := agentBacked[i].Miss, agentBacked[i+1].Miss
+		if a.Agent == b.Agent || !overlaps(a, b) {
 			return false
 		}
 	}

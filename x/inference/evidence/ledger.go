@@ -13,6 +13,10 @@ package evidence
 // voted in h-1 on probes made before it.
 const AttestationLag = 2
 
+// MaxCredited bounds how many agents' misses one attested miss counts (and
+// so the ledger's AttestedCredited).
+const MaxCredited = 64
+
 // Params are the corroboration rule's settings.
 type Params struct {
 	// Window is how many of the executor's latest traffic outcomes the
@@ -44,6 +48,10 @@ type Ledger struct {
 	Misses []Miss
 	// AttestedMissAt is the last height with an attested miss (0: none).
 	AttestedMissAt int64
+	// AttestedCredited are the agents one of whose misses that attested
+	// miss already counted: it counts one miss per agent, so that an agent
+	// cannot turn a one-block blip into as many misses as it had in flight.
+	AttestedCredited []string
 }
 
 // Verdict is a miss that counts against the executor now.
@@ -54,6 +62,10 @@ type Verdict struct {
 	// ByAttestation: an attested miss fell in its lifetime; otherwise
 	// misses through other agents backed it.
 	ByAttestation bool
+	// Excused: an attested miss fell in its lifetime but already counted a
+	// miss of this agent; it does not count against the executor, and its
+	// agent is not charged for it.
+	Excused bool
 }
 
 // Empty reports whether the ledger remembers no miss: it then needs no
@@ -73,8 +85,14 @@ func (l Ledger) Held() uint32 {
 
 // Equal reports whether two ledgers hold the same evidence.
 func (l Ledger) Equal(o Ledger) bool {
-	if l.Outcomes != o.Outcomes || l.AttestedMissAt != o.AttestedMissAt || len(l.Misses) != len(o.Misses) {
+	if l.Outcomes != o.Outcomes || l.AttestedMissAt != o.AttestedMissAt || len(l.Misses) != len(o.Misses) ||
+		len(l.AttestedCredited) != len(o.AttestedCredited) {
 		return false
+	}
+	for i := range l.AttestedCredited {
+		if l.AttestedCredited[i] != o.AttestedCredited[i] {
+			return false
+		}
 	}
 	for i := range l.Misses {
 		if l.Misses[i] != o.Misses[i] {
@@ -107,35 +125,60 @@ func (l Ledger) OK(p Params) Ledger {
 // Miss records an expired inference and returns the misses that count now,
 // oldest first: the new one when it is corroborated, and the held ones it
 // corroborates. A new miss counts at once when an attested miss fell in its
-// lifetime.
-func (l Ledger) Miss(m Miss, p Params) (Ledger, []Verdict) {
+// lifetime. since is the height of the executor's last state change: a
+// probe miss pairs only with another agent's probe of the same PROBE period
+// (probes never overlap: one is in flight at a time), never with a miss
+// from before it.
+func (l Ledger) Miss(m Miss, p Params, since int64) (Ledger, []Verdict) {
 	l = l.clone()
 	m.Outcome, m.Counted = l.Outcomes, false
 	l.Outcomes++
 	l = l.age(p)
-	if l.AttestedMissAt != 0 && covers(m, l.AttestedMissAt) {
-		m.Counted = true
+	if p.MinAgents > 1 && l.AttestedMissAt != 0 && covers(m, l.AttestedMissAt) {
+		m.Counted = true // out of the pairing either way
 		l.Misses = append(l.Misses, m)
-		return l, []Verdict{{Miss: m, ByAttestation: true}}
+		return l, []Verdict{l.creditAttested(m, false)}
 	}
 	l.Misses = append(l.Misses, m)
-	return l, l.corroborate(p, len(l.Misses)-1)
+	return l, l.corroborate(p, len(l.Misses)-1, since)
 }
 
 // AttestedMiss records an attested miss of the executor at height and
-// returns the held misses whose lifetime it falls in, oldest first.
+// returns the held misses whose lifetime it falls in, oldest first: one per
+// agent counts, the agent's others are excused.
 func (l Ledger) AttestedMiss(height int64) (Ledger, []Verdict) {
 	l = l.clone()
-	l.AttestedMissAt = height
+	if height != l.AttestedMissAt {
+		l.AttestedMissAt, l.AttestedCredited = height, nil
+	}
 	var out []Verdict
 	for i := range l.Misses {
 		m := &l.Misses[i]
 		if !m.Counted && covers(*m, height) {
 			m.Counted = true
-			out = append(out, Verdict{Miss: *m, WasHeld: true, ByAttestation: true})
+			out = append(out, l.creditAttested(*m, true))
 		}
 	}
 	return l, out
+}
+
+// creditAttested is the verdict on a miss the last attested miss covers:
+// counted if that attestation has not counted one of its agent's yet,
+// excused otherwise.
+func (l *Ledger) creditAttested(m Miss, wasHeld bool) Verdict {
+	v := Verdict{Miss: m, WasHeld: wasHeld, ByAttestation: true}
+	for _, a := range l.AttestedCredited {
+		if a == m.Agent {
+			v.Excused = true
+			return v
+		}
+	}
+	if len(l.AttestedCredited) >= MaxCredited {
+		v.Excused = true // bounded: one attestation never counts more agents
+		return v
+	}
+	l.AttestedCredited = append(l.AttestedCredited, m.Agent)
+	return v
 }
 
 func covers(m Miss, height int64) bool {
@@ -157,5 +200,6 @@ func (l Ledger) age(p Params) Ledger {
 
 func (l Ledger) clone() Ledger {
 	l.Misses = append([]Miss(nil), l.Misses...)
+	l.AttestedCredited = append([]string(nil), l.AttestedCredited...)
 	return l
 }

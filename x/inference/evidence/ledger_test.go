@@ -26,7 +26,14 @@ func apply(l Ledger, p Params, o op) (Ledger, []Verdict) {
 	case o.attested != 0:
 		return l.AttestedMiss(o.attested)
 	}
-	return l.Miss(Miss{Agent: o.agent, Start: o.start, End: o.end, Probe: o.probe}, p)
+	return l.Miss(Miss{Agent: o.agent, Start: o.start, End: o.end, Probe: o.probe}, p, probeSince)
+}
+
+// probeSince is the PROBE period the table tests' probes belong to.
+const probeSince = 40
+
+func probeMiss(agent string, start, end int64) op {
+	return op{agent: agent, start: start, end: end, probe: true}
 }
 
 func TestLedgerCorroboration(t *testing.T) {
@@ -52,6 +59,21 @@ func TestLedgerCorroboration(t *testing.T) {
 		{"two agents alternating count in pairs", two,
 			[]op{miss("a", 1, 11), miss("b", 2, 12), miss("a", 3, 13), miss("b", 4, 14), miss("a", 5, 15)},
 			[]int{0, 2, 0, 2, 0}, 1},
+		{"attack: a griefer's burst after honest misses ended does not pair with them", two,
+			[]op{miss("h", 1, 3), miss("h", 5, 7), miss("g", 9, 11), miss("g", 9, 11)},
+			[]int{0, 0, 0, 0}, 4},
+		{"misses whose lifetimes only touch overlap", two,
+			[]op{miss("a", 1, 3), miss("b", 3, 5)},
+			[]int{0, 2}, 0},
+		{"three agents: each pair must overlap", Params{Window: 16, MinAgents: 3},
+			[]op{miss("a", 1, 3), miss("b", 5, 7), miss("c", 3, 5)},
+			[]int{0, 0, 0}, 3},
+		{"two agents' probes of one PROBE period pair without overlapping", two,
+			[]op{probeMiss("a", 40, 43), probeMiss("b", 50, 53)},
+			[]int{0, 2}, 0},
+		{"attack: a probe miss never pairs with a miss from before the PROBE period", two,
+			[]op{miss("h", 30, 45), probeMiss("g", 41, 44), probeMiss("g2", 20, 39)},
+			[]int{0, 0, 0}, 3},
 		{"min agents 1 trusts a single agent", Params{Window: 16, MinAgents: 1},
 			[]op{miss("g", 1, 11), miss("g", 2, 12)},
 			[]int{1, 1}, 0},
@@ -95,15 +117,15 @@ func TestLedgerCorroboration(t *testing.T) {
 }
 
 func TestVerdictSaysWhetherTheMissWasHeld(t *testing.T) {
-	l, _ := Ledger{}.Miss(Miss{Agent: "a", Start: 1, End: 11}, two)
-	_, v := l.Miss(Miss{Agent: "b", Start: 2, End: 12}, two)
+	l, _ := Ledger{}.Miss(Miss{Agent: "a", Start: 1, End: 11}, two, 0)
+	_, v := l.Miss(Miss{Agent: "b", Start: 2, End: 12}, two, 0)
 	if len(v) != 2 || !v[0].WasHeld || v[1].WasHeld || v[0].Miss.Agent != "a" || v[0].ByAttestation {
 		t.Fatalf("verdicts %+v", v)
 	}
 }
 
 func TestProbeHeldFrom(t *testing.T) {
-	l, _ := Ledger{}.Miss(Miss{Agent: "g", Start: 40, End: 50, Probe: true}, two)
+	l, _ := Ledger{}.Miss(Miss{Agent: "g", Start: 40, End: 50, Probe: true}, two, 40)
 	switch {
 	case !l.ProbeHeldFrom("g", 40):
 		t.Fatal("the agent whose probe expired may take the slot again")
@@ -115,8 +137,8 @@ func TestProbeHeldFrom(t *testing.T) {
 }
 
 func TestLedgerOperationsDoNotAlias(t *testing.T) {
-	a, _ := Ledger{}.Miss(Miss{Agent: "a", Start: 1, End: 2}, two)
-	b, _ := a.Miss(Miss{Agent: "b", Start: 1, End: 2}, two)
+	a, _ := Ledger{}.Miss(Miss{Agent: "a", Start: 1, End: 2}, two, 0)
+	b, _ := a.Miss(Miss{Agent: "b", Start: 1, End: 2}, two, 0)
 	if a.Misses[0].Counted || !b.Misses[0].Counted {
 		t.Fatalf("a %+v b %+v", a, b)
 	}

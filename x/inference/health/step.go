@@ -192,7 +192,7 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 	var verdicts []evidence.Verdict
 	e.ledger, verdicts = e.ledger.Miss(evidence.Miss{
 		Agent: sample.Agent, Start: sample.StartHeight, End: sample.EndHeight, Probe: probe,
-	}, st.ep)
+	}, st.ep, e.rec.Since)
 	counted := false
 	for _, v := range verdicts {
 		counted = counted || !v.WasHeld
@@ -215,8 +215,12 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 
 // count applies a miss that counts against the executor: the SPRT and the
 // agent's standing hear of it, and the breaker observes it (under its own
-// rules: a stale miss, or one while EXCLUDED, changes no state).
+// rules: a stale miss, or one while EXCLUDED, changes no state). An
+// excused miss only clears its agent.
 func (st *step) count(e entry, v evidence.Verdict) (entry, error) {
+	if v.Excused {
+		return e, st.s.module.MissExcused(st.ctx, v.Miss.Agent, v.WasHeld)
+	}
 	if err := st.s.module.MissCounted(st.ctx, e.addr, v.Miss.Agent, v.WasHeld, v.ByAttestation); err != nil {
 		return e, err
 	}

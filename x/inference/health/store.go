@@ -43,6 +43,10 @@ type Module interface {
 	// MissHeld is told of a traffic miss that nothing corroborates (yet):
 	// it is charged to its agent.
 	MissHeld(ctx context.Context, agent string) error
+	// MissExcused is told of a miss an attestation covers but that does not
+	// count (that attestation already counted one of the agent's): its
+	// agent is not charged for it (refunded when it had been held).
+	MissExcused(ctx context.Context, agent string, wasHeld bool) error
 }
 
 // Store is the breaker's state. Its collections are unexported: every
@@ -111,7 +115,7 @@ func (e entry) same(o entry) bool {
 }
 
 func toLedger(h types.ExecutorHealth) evidence.Ledger {
-	l := evidence.Ledger{Outcomes: h.TrafficOutcomes, AttestedMissAt: h.AttestedMissAt}
+	l := evidence.Ledger{Outcomes: h.TrafficOutcomes, AttestedMissAt: h.AttestedMissAt, AttestedCredited: h.AttestedCredited}
 	for _, m := range h.RecentMisses {
 		l.Misses = append(l.Misses, evidence.Miss{
 			Agent: m.Agent, Outcome: m.Outcome, Start: m.StartHeight, End: m.EndHeight, Counted: m.Counted, Probe: m.Probe,
@@ -169,6 +173,7 @@ func (e entry) proto(ac address.Codec) (types.ExecutorHealth, error) {
 		RecentMisses:     fromLedger(e.ledger),
 		TrafficOutcomes:  e.ledger.Outcomes,
 		AttestedMissAt:   e.ledger.AttestedMissAt,
+		AttestedCredited: e.ledger.AttestedCredited,
 	}, nil
 }
 

@@ -35,7 +35,8 @@ func (noMembers) LoadParams(context.Context) (types.Params, error)              
 func (noMembers) MissCounted(context.Context, sdk.AccAddress, string, bool, bool) error {
 	return nil
 }
-func (noMembers) MissHeld(context.Context, string) error { return nil }
+func (noMembers) MissHeld(context.Context, string) error          { return nil }
+func (noMembers) MissExcused(context.Context, string, bool) error { return nil }
 
 func newStore(t *testing.T) (Store, sdk.Context) {
 	t.Helper()

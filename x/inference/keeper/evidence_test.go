@@ -130,21 +130,25 @@ func TestAttackOneAgentCannotMakeAnExecutorInactive(t *testing.T) {
 	require.Equal(t, uint64(60), f.standing(agentA).Agent.Standing.ChargedMisses)
 }
 
-// degradedFails is a 40% failure pattern that hits both agents: of every
-// five inferences, the second and fourth fail.
-func degradedFails(n int) bool { return n%5 == 1 || n%5 == 3 }
+// degradedFails is a 40% failure pattern that hits both agents (they send
+// in turn): of every five inferences, the second and fifth fail.
+func degradedFails(n int) bool { return n%5 == 1 || n%5 == 4 }
 
 // P2: a degraded executor (40% of its inferences fail, whoever sends them)
 // with two agents routing to it is excluded on traffic evidence within 40
 // of its inferences, the SPRT counts its corroborated misses, and only a
 // probe that succeeds restores it.
 func TestDegradedExecutorIsExcludedOnTwoAgentsTraffic(t *testing.T) {
-	f := newEvidenceFixture(t)
+	// Inferences in flight for three blocks, as on the localnet: misses of
+	// the two agents overlap in time, as they do when the executor fails.
+	f := newEvidenceFixture(t, func(p *types.Params) { p.ExpirationBlocks = 3 })
 	n := 0
 	for f.health(1).State == types.HEALTH_STATE_HEALTHY {
 		require.Less(t, n, 40, "not excluded within 40 inferences")
-		f.send([]byte{agentA, agentB}[n%2], 1, !degradedFails(n))
-		n++
+		for _, agent := range []byte{agentA, agentB} { // both in flight at once
+			f.send(agent, 1, !degradedFails(n))
+			n++
+		}
 		f.next()
 	}
 	t.Logf("excluded after %d inferences", n)
@@ -285,4 +289,79 @@ func addAgents(t *testing.T, f *fixture, agents ...byte) {
 		_, err := f.msg.RegisterTransferAgent(f.ctx, &types.MsgRegisterTransferAgent{Creator: bech(a), Bond: p.TransferAgentMinBond})
 		require.NoError(t, err)
 	}
+}
+
+// Attack: a griefer watches the chain for honest misses of an executor
+// (they are public once they expire) and then lets a burst of its own
+// expire, hoping to pair with them. Misses pair only when they were in
+// flight at the same time, so the burst pairs with nothing.
+func TestAttackGrieferPairingWithHonestMissesAfterTheFactDoesNotExclude(t *testing.T) {
+	f := newEvidenceFixture(t)
+	for i := range 12 { // honest traffic with two misses, blocks apart
+		f.send(agentB, 1, i != 3 && i != 8)
+		f.next()
+	}
+	f.next()
+	require.Equal(t, uint32(2), f.health(1).HeldMisses)
+	for range 2 {
+		f.send(agentA, 1, false)
+	}
+	f.next()
+	f.next()
+	h := f.health(1)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
+	require.Equal(t, uint32(4), h.HeldMisses, "nothing paired")
+	require.Zero(t, f.participant(1).CurrentEpochStats.MissedRequests)
+}
+
+// Attack: a held miss of another agent left over from before an exclusion
+// would pair with a griefer's expired probe and re-exclude the executor.
+// Probe misses pair only with probes of the same PROBE period.
+func TestAttackLeftoverHeldMissDoesNotReExcludeFromProbe(t *testing.T) {
+	f := newEvidenceFixture(t)
+	addAgents(t, f, agentC)
+	f.send(agentB, 1, false) // held, never paired
+	for range 6 {
+		f.next()
+	}
+	require.Equal(t, uint32(1), f.health(1).HeldMisses)
+	for range 3 { // excluded by attestation, long after that miss
+		f.attest(1, true)
+		f.next()
+	}
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
+	f.runUntil(bInitial+2, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
+	f.send(agentC, 1, false) // the griefer's probe
+	f.next()
+	f.next()
+	h := f.health(1)
+	require.Equal(t, types.HEALTH_STATE_PROBE, h.State, "re-excluded by one agent's probe: %+v", h)
+	require.Equal(t, uint32(1), h.Exclusions)
+	require.Empty(t, h.ProbeInferenceId, "slot released")
+}
+
+// Attack: an agent keeps many inferences in flight on an executor and,
+// when the executor blips for one block (one attested miss), lets all of
+// them expire, so that the attestation would count every one. An attested
+// miss counts one miss per agent; the agent's others are excused (not
+// counted, not charged).
+func TestAttackOneAttestedBlipCountsOneMissPerAgent(t *testing.T) {
+	f := newEvidenceFixture(t, func(p *types.Params) {
+		p.ExpirationBlocks = 3
+		p.DowntimeHThreshold = types.DefaultParams().DowntimeHThreshold
+	})
+	for range 30 {
+		f.send(agentA, 1, false)
+	}
+	f.next()
+	f.attest(1, true) // the one blip, while all 30 are in flight
+	for range 5 {
+		f.next()
+	}
+	h := f.health(1)
+	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
+	p := f.participant(1)
+	require.Equal(t, uint64(1), p.CurrentEpochStats.MissedRequests, "one miss per agent per attested miss")
+	require.Equal(t, types.PARTICIPANT_STATUS_ACTIVE, p.Status)
+	require.Zero(t, f.standing(agentA).Agent.Standing.ChargedMisses, "excused misses are not charged")
 }

@@ -90,6 +90,15 @@ func (v breakerView) MissHeld(ctx context.Context, agent string) error {
 	return v.k.chargeMiss(ctx, agent)
 }
 
+// MissExcused: an attestation covers the miss but already counted one of
+// the agent's, so the miss does not count, and the agent is not charged.
+func (v breakerView) MissExcused(ctx context.Context, agent string, wasHeld bool) error {
+	if agent == "" || !wasHeld {
+		return nil
+	}
+	return v.k.refundMiss(ctx, agent)
+}
+
 // memberOf returns the epoch member at addr, if it is one.
 func (k Keeper) memberOf(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
 	index, err := k.EpochMemberIndex.Get(ctx, addr)

@@ -17,9 +17,9 @@ func NewMigrator(k Keeper) Migrator { return Migrator{k: k} }
 // Migrate1to2 brings a version-1 store (before transfer agents) up to
 // version 2: the params it lacks (the transfer-agent bond, registry bound,
 // miss allowance and the corroboration rule) take their defaults, so the
-// stored params validate again. Breaker records and pending samples decode
-// as they are: their new fields (the evidence ledger, the sample's agent)
-// start empty, and a queued outcome without an agent is charged to no one.
+// stored params validate again. Breaker records decode as they are (their
+// evidence ledger starts empty); the outcomes queued by the last version-1
+// block get their inference's agent and end height.
 // Agents are not invented: until accounts register (or the upgrade handler
 // registers them) every start is refused.
 func (m Migrator) Migrate1to2(ctx sdk.Context) error {
@@ -47,5 +47,5 @@ func (m Migrator) Migrate1to2(ctx sdk.Context) error {
 	if err := m.k.Params.Set(ctx, p); err != nil {
 		return fmt.Errorf("store migrated params: %w", err)
 	}
-	return nil
+	return m.k.health.AttributePending(ctx, m.k.Inferences.Get)
 }

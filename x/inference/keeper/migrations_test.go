@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 // A version-1 store has params without the transfer-agent fields; the
@@ -37,4 +38,25 @@ func TestMigrate1to2FillsTheNewParams(t *testing.T) {
 	got, err = f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
 	require.Equal(t, custom, got)
+}
+
+// An outcome queued by the last version-1 block carries no agent; the
+// migration gives it its inference's, so the evidence ledger never holds a
+// miss of no agent (which genesis export would then fail to validate).
+func TestMigrate1to2AttributesQueuedOutcomes(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 10, true, "m")))
+	f.begin(1)
+	f.mustStart("v1", 1, "m")
+	inf := f.inference("v1")
+	inf.Status, inf.EndHeight = types.INFERENCE_STATUS_EXPIRED, 11
+	require.NoError(t, f.k.Inferences.Set(f.ctx, "v1", inf))
+	v1 := inf
+	v1.TransferAgent, v1.EndHeight = "", 0 // as version 1 queued it
+	require.NoError(t, f.k.QueueTrafficSample(f.ctx, v1, true))
+
+	require.NoError(t, keeper.NewMigrator(*f.k).Migrate1to2(f.ctx))
+	pending := f.census().Pending
+	require.Len(t, pending, 1)
+	require.Equal(t, bech(agentByte), pending[0].Sample.Agent)
+	require.Equal(t, int64(11), pending[0].Sample.EndHeight)
 }

@@ -6,6 +6,7 @@ import (
 	"cosmossdk.io/core/address"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
 )
 
 // MaxHealthHeight bounds the heights in a breaker record, so that an
@@ -41,6 +42,11 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		for _, m := range h.RecentMisses {
 			if _, err := CanonicalAddress(ac, m.Agent); err != nil {
 				return fmt.Errorf("executor_health %s: recent miss agent %q: %w", h.Address, m.Agent, err)
+			}
+		}
+		for _, a := range h.AttestedCredited {
+			if _, err := CanonicalAddress(ac, a); err != nil {
+				return fmt.Errorf("executor_health %s: attested_credited agent %q: %w", h.Address, a, err)
 			}
 		}
 		if h.ProbeInferenceId != "" {
@@ -136,6 +142,9 @@ func validateLedger(h ExecutorHealth) error {
 	}
 	if h.AttestedMissAt < 0 || h.AttestedMissAt > MaxHealthHeight {
 		return fmt.Errorf("attested_miss_at must be in [0, %d]", MaxHealthHeight)
+	}
+	if len(h.AttestedCredited) > evidence.MaxCredited || (h.AttestedMissAt == 0 && len(h.AttestedCredited) > 0) {
+		return fmt.Errorf("attested_credited holds %d agents: at most %d, and none without attested_miss_at", len(h.AttestedCredited), evidence.MaxCredited)
 	}
 	for i, m := range h.RecentMisses {
 		switch {
