@@ -16,8 +16,6 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 	banktypes "github.com/cosmos/cosmos-sdk/x/bank/types"
-	"github.com/cosmos/cosmos-sdk/x/genutil"
-	genutiltypes "github.com/cosmos/cosmos-sdk/x/genutil/types"
 
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -54,22 +52,10 @@ func AddGenesisTransferAgentCmd(defaultNodeHome string) *cobra.Command {
 }
 
 func addTransferAgentToGenesis(clientCtx client.Context, genFile string, agent types.TransferAgent) error {
-	appGenesis, err := genutiltypes.AppGenesisFromFile(genFile)
-	if err != nil {
-		return fmt.Errorf("read genesis: %w", err)
-	}
-	var appState map[string]json.RawMessage
-	if err := json.Unmarshal(appGenesis.AppState, &appState); err != nil {
-		return fmt.Errorf("decode app state: %w", err)
-	}
 	ac := clientCtx.InterfaceRegistry.SigningContext().AddressCodec()
-	if err := addTransferAgent(clientCtx.Codec, ac, appState, agent); err != nil {
-		return err
-	}
-	if appGenesis.AppState, err = json.Marshal(appState); err != nil {
-		return err
-	}
-	return genutil.ExportGenesisFile(appGenesis, genFile)
+	return editAppState(genFile, func(appState map[string]json.RawMessage) error {
+		return addTransferAgent(clientCtx.Codec, ac, appState, agent)
+	})
 }
 
 // addTransferAgent appends agent to the x/inference genesis in appState

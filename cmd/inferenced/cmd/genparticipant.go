@@ -84,6 +84,32 @@ func resolveAddress(cmd *cobra.Command, clientCtx client.Context, arg string) (s
 }
 
 func addParticipantToGenesis(clientCtx client.Context, genFile string, p types.Participant) error {
+	return editAppState(genFile, func(appState map[string]json.RawMessage) error {
+		var gs types.GenesisState
+		if err := clientCtx.Codec.UnmarshalJSON(appState[types.ModuleName], &gs); err != nil {
+			return fmt.Errorf("decode %s genesis: %w", types.ModuleName, err)
+		}
+		for _, existing := range gs.Participants {
+			if existing.Address == p.Address {
+				return fmt.Errorf("participant %s is already in genesis", p.Address)
+			}
+		}
+		gs.Participants = append(gs.Participants, p)
+		if err := gs.Validate(clientCtx.InterfaceRegistry.SigningContext().AddressCodec()); err != nil {
+			return fmt.Errorf("genesis would be invalid: %w", err)
+		}
+		bz, err := clientCtx.Codec.MarshalJSON(&gs)
+		if err != nil {
+			return err
+		}
+		appState[types.ModuleName] = bz
+		return nil
+	})
+}
+
+// editAppState reads genFile, lets edit change its app state by module, and
+// writes it back (the genesis commands' one way to touch the file).
+func editAppState(genFile string, edit func(appState map[string]json.RawMessage) error) error {
 	appGenesis, err := genutiltypes.AppGenesisFromFile(genFile)
 	if err != nil {
 		return fmt.Errorf("read genesis: %w", err)
@@ -92,24 +118,9 @@ func addParticipantToGenesis(clientCtx client.Context, genFile string, p types.P
 	if err := json.Unmarshal(appGenesis.AppState, &appState); err != nil {
 		return fmt.Errorf("decode app state: %w", err)
 	}
-	var gs types.GenesisState
-	if err := clientCtx.Codec.UnmarshalJSON(appState[types.ModuleName], &gs); err != nil {
-		return fmt.Errorf("decode %s genesis: %w", types.ModuleName, err)
-	}
-	for _, existing := range gs.Participants {
-		if existing.Address == p.Address {
-			return fmt.Errorf("participant %s is already in genesis", p.Address)
-		}
-	}
-	gs.Participants = append(gs.Participants, p)
-	if err := gs.Validate(clientCtx.InterfaceRegistry.SigningContext().AddressCodec()); err != nil {
-		return fmt.Errorf("genesis would be invalid: %w", err)
-	}
-	bz, err := clientCtx.Codec.MarshalJSON(&gs)
-	if err != nil {
+	if err := edit(appState); err != nil {
 		return err
 	}
-	appState[types.ModuleName] = bz
 	if appGenesis.AppState, err = json.Marshal(appState); err != nil {
 		return err
 	}
