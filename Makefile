@@ -55,9 +55,11 @@ $(GOLANGCI_LINT): $(GOLANGCI_SRC)
 # golangci-lint covers go vet's checks and gofmt/goimports for the default
 # build; the tagged builds of app/ are vetted on their own, and gofmt also
 # reads the files no build here compiles (build-tagged ones, tools/).
+# Parallel runners are allowed: golangci-lint otherwise refuses to run while
+# another checkout on the machine lints (one lock file in /tmp for all).
 lint: $(GOLANGCI_LINT)
 	bash scripts/check-large-files.sh
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 	$(GO) vet -tags lying ./app/
 	$(GO) vet -tags noupgradehandlers ./app/
 	@bad=$$(git ls-files '*.go' | grep -v -e '\.pb\.go$$' -e '\.pb\.gw\.go$$' | xargs -r gofmt -l); \
