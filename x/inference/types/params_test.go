@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"cosmossdk.io/math"
+	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/sprt"
@@ -46,6 +47,13 @@ func TestParamsValidateAcceptsBoundaries(t *testing.T) {
 		{"largest registry", func(p *types.Params) { p.MaxParticipants = types.MaxMaxParticipants }},
 		{"breaker threshold 1 and 100", func(p *types.Params) { p.HealthCbMissThresholdPct = 100 }},
 		{"breaker threshold 1", func(p *types.Params) { p.HealthCbMissThresholdPct = 1 }},
+		{"one agent trusted, no allowance", func(p *types.Params) {
+			p.HealthCbTrafficMinAgents, p.TransferAgentMissAllowance, p.TransferAgentMissAllowancePct = 1, 0, 0
+		}},
+		{"agent limits at their maxima", func(p *types.Params) {
+			p.HealthCbTrafficMinAgents, p.MaxTransferAgents = types.MaxTrafficMinAgents, types.MaxMaxTransferAgents
+			p.TransferAgentMissAllowance, p.TransferAgentMissAllowancePct = types.MaxTransferAgentMissAllowance, 100
+		}},
 		{"min samples = window = 64", func(p *types.Params) { p.HealthCbWindowSamples, p.HealthCbMinSamples = 64, 64 }},
 		{"window and min samples 1", func(p *types.Params) { p.HealthCbWindowSamples, p.HealthCbMinSamples = 1, 1 }},
 		{"consecutive 1 and 64", func(p *types.Params) { p.HealthCbConsecutiveMisses = 64 }},
@@ -110,6 +118,15 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 		{"max cooldown over epoch", func(p *types.Params) { p.EpochLength = 400 }, "health_cb_max_cooldown_blocks"},
 		{"cap 0", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct = 0 }, "health_cb_max_excluded_weight_pct"},
 		{"cap 101", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct = 101 }, "health_cb_max_excluded_weight_pct"},
+		{"bond with a bad denom", func(p *types.Params) { p.TransferAgentMinBond.Denom = "1x" }, "transfer_agent_min_bond"},
+		{"bond zero", func(p *types.Params) { p.TransferAgentMinBond.Amount = math.ZeroInt() }, "transfer_agent_min_bond"},
+		{"bond unset", func(p *types.Params) { p.TransferAgentMinBond = sdk.Coin{Denom: "stake"} }, "transfer_agent_min_bond"},
+		{"no agents allowed", func(p *types.Params) { p.MaxTransferAgents = 0 }, "max_transfer_agents"},
+		{"agent registry over max", func(p *types.Params) { p.MaxTransferAgents = types.MaxMaxTransferAgents + 1 }, "max_transfer_agents"},
+		{"allowance over max", func(p *types.Params) { p.TransferAgentMissAllowance = types.MaxTransferAgentMissAllowance + 1 }, "transfer_agent_miss_allowance"},
+		{"allowance pct 101", func(p *types.Params) { p.TransferAgentMissAllowancePct = 101 }, "transfer_agent_miss_allowance_pct"},
+		{"min agents 0", func(p *types.Params) { p.HealthCbTrafficMinAgents = 0 }, "health_cb_traffic_min_agents"},
+		{"min agents over max", func(p *types.Params) { p.HealthCbTrafficMinAgents = types.MaxTrafficMinAgents + 1 }, "health_cb_traffic_min_agents"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
