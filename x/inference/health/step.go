@@ -193,19 +193,22 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 	e.ledger, verdicts = e.ledger.Miss(evidence.Miss{
 		Agent: sample.Agent, Start: sample.StartHeight, End: sample.EndHeight, Probe: probe,
 	}, st.ep, e.rec.Since)
-	counted := false
+	decided, observed := false, false // a verdict on the new miss; one the breaker sees
 	for _, v := range verdicts {
-		counted = counted || !v.WasHeld
+		if !v.WasHeld {
+			decided, observed = true, !v.Excused
+		}
 		var err error
 		if e, err = st.count(e, v); err != nil {
 			return e, err
 		}
 	}
-	if counted {
-		return e, nil
-	}
-	if probe {
+	if probe && !observed {
+		// The probe ended without a result the breaker sees: free the slot.
 		e.rec = breaker.ReleaseProbe(e.rec)
+	}
+	if decided {
+		return e, nil
 	}
 	if err := st.s.module.MissHeld(st.ctx, sample.Agent); err != nil {
 		return e, err
