@@ -115,7 +115,7 @@ func TestTransferAgentsAgainstGriefing(t *testing.T) {
 			}
 			honest[k] = v
 		}
-		missedBefore := ln.Atoi(t, orZero(n.Participant(target).Stats.MissedRequests))
+		missedBefore := ln.Atoi(t, n.Participant(target).Stats.MissedRequests)
 		load := n.StartLoad(4, "honest-a", 5*time.Minute)
 		from := n.Height()
 		grief := n.StartGrief(target, 2, 50, "grief-a", 4*time.Minute)
@@ -202,7 +202,7 @@ func TestTransferAgentsAgainstGriefing(t *testing.T) {
 					b.ChargedMisses, a.ChargedMisses, expired, after.MayStart)
 			}
 		}
-		counted := ln.Atoi(t, orZero(p.Stats.MissedRequests)) - missedBefore
+		counted := ln.Atoi(t, p.Stats.MissedRequests) - missedBefore
 		t.Logf("  exec2: %d misses counted in the window, %d honest misses in all", counted, ownMisses)
 		if counted > int64(2*ownMisses) {
 			t.Errorf("exec2 had %d misses counted against %d honest misses: more than one for one", counted, ownMisses)
@@ -217,12 +217,4 @@ func bondOf(t *testing.T, n *ln.Net, addr string) string {
 		t.Fatal(err)
 	}
 	return v.Agent.Bond.Amount + v.Agent.Bond.Denom
-}
-
-// orZero reads the chain's JSON count, which leaves a zero out.
-func orZero(s string) string {
-	if s == "" {
-		return "0"
-	}
-	return s
 }

@@ -83,7 +83,7 @@ func (k Keeper) agentStarting(ctx context.Context, agent sdk.AccAddress) error {
 // types.Inference.TransferAgent holds it); finished inferences raise its miss
 // allowance. No-op if the agent no longer exists.
 func (k Keeper) agentFinished(ctx context.Context, agent string) error {
-	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, _ types.Params, _ sdk.Context) error {
+	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, _ sdk.Context) error {
 		s.Finished++
 		return nil
 	})
@@ -96,7 +96,11 @@ func (k Keeper) agentFinished(ctx context.Context, agent string) error {
 // EventTransferAgentStopped says so once. No-op if the agent no longer
 // exists.
 func (k Keeper) chargeMiss(ctx context.Context, agent string) error {
-	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, params types.Params, sdkCtx sdk.Context) error {
+	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, sdkCtx sdk.Context) error {
+		params, err := k.Params.Get(ctx)
+		if err != nil {
+			return fmt.Errorf("load params: %w", err)
+		}
 		s.ChargedMisses++
 		allowance := params.MissAllowance(s.Finished)
 		if s.ChargedMisses <= allowance || s.StoppedHeight != 0 {
@@ -117,7 +121,7 @@ func (k Keeper) chargeMiss(ctx context.Context, agent string) error {
 // epoch (the stop is sticky, so an agent cannot time its misses around
 // refunds). No-op if the agent no longer exists.
 func (k Keeper) refundMiss(ctx context.Context, agent string) error {
-	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, _ types.Params, _ sdk.Context) error {
+	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, _ sdk.Context) error {
 		if s.ChargedMisses > 0 {
 			s.ChargedMisses--
 		}
@@ -129,7 +133,7 @@ func (k Keeper) refundMiss(ctx context.Context, agent string) error {
 // countCorroborated counts a miss of agent's that was corroborated when
 // observed, so it was never charged. No-op if the agent no longer exists.
 func (k Keeper) countCorroborated(ctx context.Context, agent string) error {
-	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, _ types.Params, _ sdk.Context) error {
+	return k.updateStanding(ctx, agent, func(s *types.AgentStanding, _ sdk.Context) error {
 		s.CorroboratedMisses++
 		return nil
 	})
@@ -139,7 +143,7 @@ func (k Keeper) countCorroborated(ctx context.Context, agent string) error {
 // it. An agent that left (its inferences outlive it) has no standing to
 // change, so that is not an error.
 func (k Keeper) updateStanding(ctx context.Context, agent string,
-	change func(*types.AgentStanding, types.Params, sdk.Context) error,
+	change func(*types.AgentStanding, sdk.Context) error,
 ) error {
 	addr, err := k.addressCodec.StringToBytes(agent)
 	if err != nil {
@@ -152,16 +156,12 @@ func (k Keeper) updateStanding(ctx context.Context, agent string,
 	if err != nil {
 		return fmt.Errorf("load transfer agent: %w", err)
 	}
-	params, err := k.Params.Get(ctx)
-	if err != nil {
-		return fmt.Errorf("load params: %w", err)
-	}
 	index, err := k.epochIndexOrZero(ctx)
 	if err != nil {
 		return err
 	}
 	now := standingIn(ta.Standing, index)
-	if err := change(&now, params, sdk.UnwrapSDKContext(ctx)); err != nil {
+	if err := change(&now, sdk.UnwrapSDKContext(ctx)); err != nil {
 		return err
 	}
 	ta.Standing = now
