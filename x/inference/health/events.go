@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/evidence"
+	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -89,14 +90,14 @@ var (
 )
 
 // emitHeld reports a traffic miss that nothing corroborates yet.
-func (s Store) emitHeld(ctx context.Context, e entry, sample types.PendingSample, probe bool, height int64) error {
+func (s Store) emitHeld(ctx context.Context, e entry, o judge.Outcome, height int64) error {
 	address, err := s.ac.BytesToString(e.addr)
 	if err != nil {
 		return fmt.Errorf("encode executor: %w", err)
 	}
 	telemetry.IncrCounter(1, metricMissesHeld...)
 	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventTrafficMissHeld{
-		Executor: address, Agent: sample.Agent, StartHeight: sample.StartHeight, Probe: probe,
+		Executor: address, Agent: o.Agent, StartHeight: o.Start, Probe: o.Probe,
 		Held: e.ledger.Held(), Height: height,
 	})
 	if err != nil {

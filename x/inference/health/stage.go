@@ -58,24 +58,11 @@ func (st Stage) Filter(ctx context.Context, height int64, pool []types.Candidate
 		}
 		out = append(out, c)
 	}
-	w := probeWeight(healthyWeight, healthy)
+	w := breaker.ProbeWeight(healthyWeight, healthy)
 	for _, i := range probes {
 		out[i].Weight = min(out[i].Weight, w)
 	}
 	return out, nil
-}
-
-// probeWeight is the weight a probe is offered at: the average weight of the
-// healthy candidates (at least 1). The probe slot already bounds what a
-// still-dead executor costs to one request, so the weight only decides how
-// soon a recovered one is tried; at weight 1 among a large total weight it
-// could wait for thousands of requests. The probe never gets more than its
-// own epoch weight.
-func probeWeight(healthyWeight, healthy uint64) uint64 {
-	if healthy == 0 {
-		return 1
-	}
-	return max(1, healthyWeight/healthy)
 }
 
 // CheckStart refuses a start on an executor excluded before the previous

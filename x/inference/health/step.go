@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/evidence"
+	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -179,63 +180,18 @@ func (st *step) applyBatch(batch []queuedSample) error {
 	return st.s.save(st.ctx, before, after)
 }
 
-// applyOutcome passes one traffic outcome through the evidence ledger. A
-// success reaches the breaker at once; a miss only when it is
-// corroborated, together with the held misses it corroborates. A miss
-// nothing backs is held and charged to its agent; if it was the probe, the
-// slot is released for another agent's probe instead of re-excluding.
+// applyOutcome applies one traffic outcome (x/inference/judge decides
+// what it does) and records the effects.
 func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (entry, error) {
-	if !sample.Miss {
-		e.ledger = e.ledger.OK(st.ep)
-		return st.observe(e, breaker.Sample{Kind: breaker.Traffic, StartedAt: sample.StartHeight, Probe: probe})
-	}
-	var verdicts []evidence.Verdict
-	e.ledger, verdicts = e.ledger.Miss(evidence.Miss{
-		Agent: sample.Agent, Start: sample.StartHeight, End: sample.EndHeight, Probe: probe,
-	}, st.ep, e.rec.Since)
-	decided, observed := false, false // a verdict on the new miss; one the breaker sees
-	for _, v := range verdicts {
-		if !v.WasHeld {
-			decided, observed = true, !v.Excused
-		}
-		var err error
-		if e, err = st.count(e, v); err != nil {
-			return e, err
-		}
-	}
-	if probe && !observed {
-		// The probe ended without a result the breaker sees: free the slot.
-		e.rec = breaker.ReleaseProbe(e.rec)
-	}
-	if decided {
-		return e, nil
-	}
-	if err := st.s.module.MissHeld(st.ctx, sample.Agent); err != nil {
-		return e, err
-	}
-	return e, st.s.emitHeld(st.ctx, e, sample, probe, st.height)
-}
-
-// count applies a miss that counts against the executor: the SPRT and the
-// agent's standing hear of it, and the breaker observes it (under its own
-// rules: a stale miss, or one while EXCLUDED, changes no state). An
-// excused miss only clears its agent.
-func (st *step) count(e entry, v evidence.Verdict) (entry, error) {
-	if v.Excused {
-		return e, st.s.module.MissExcused(st.ctx, v.Miss.Agent, v.WasHeld)
-	}
-	if err := st.s.module.MissCounted(st.ctx, e.addr, v.Miss.Agent, v.WasHeld, v.ByAttestation); err != nil {
-		return e, err
-	}
-	if err := st.s.emitCounted(st.ctx, e, v, st.height); err != nil {
-		return e, err
-	}
-	return st.observe(e, breaker.Sample{Kind: breaker.Traffic, Miss: true, StartedAt: v.Miss.Start, Probe: v.Miss.Probe})
+	x, mayExclude, capErr := st.judged(e)
+	x, effects := judge.Traffic(x, judge.Outcome{
+		Agent: sample.Agent, Start: sample.StartHeight, End: sample.EndHeight, Miss: sample.Miss, Probe: probe,
+	}, st.params(), st.height, mayExclude)
+	return st.record(e, x, effects, capErr)
 }
 
 // applyAttested applies one attested verdict. An ok for an executor the
-// breaker holds nothing on changes nothing and costs one read. An attested
-// miss first makes the held traffic misses in flight at the time count.
+// breaker holds nothing on changes nothing and costs one read.
 func (st *step) applyAttested(a AttestedSample) error {
 	before, err := st.s.load(st.ctx, a.Executor)
 	if err != nil {
@@ -255,39 +211,64 @@ func (st *step) applyAttested(a AttestedSample) error {
 		after.rec.Windows[breaker.Traffic] = breaker.Prefilled(oks)
 		after.rec.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
 	}
-	if a.Miss {
-		var verdicts []evidence.Verdict
-		after.ledger, verdicts = after.ledger.AttestedMiss(st.height)
-		for _, v := range verdicts {
-			if after, err = st.count(after, v); err != nil {
-				return err
-			}
-		}
-	}
-	if after, err = st.observe(after, breaker.Sample{Kind: breaker.Attested, Miss: a.Miss}); err != nil {
+	x, mayExclude, capErr := st.judged(after)
+	x, effects := judge.Attested(x, a.Miss, st.params(), st.height, mayExclude)
+	if after, err = st.record(after, x, effects, capErr); err != nil {
 		return err
 	}
 	return st.s.save(st.ctx, before, after)
 }
 
-// observe applies one sample to an entry in memory and reports a state
-// change; the caller stores the entry.
-func (st *step) observe(e entry, sample breaker.Sample) (entry, error) {
-	var capErr error
+func (st *step) params() judge.Params { return judge.Params{Breaker: st.bp, Evidence: st.ep} }
+
+// judged returns the entry as the judge sees it, and the exclusion cap's
+// question for it; the cap's fault, if any, lands in *capErr.
+func (st *step) judged(e entry) (judge.Executor, judge.MayExclude, *error) {
+	capErr := new(error)
 	mayExclude := func() bool {
 		ok, err := st.cap.admit(st.ctx, e.addr, st.height)
-		capErr = err
+		if err != nil && *capErr == nil {
+			*capErr = err
+		}
 		return ok && err == nil
 	}
-	var t breaker.Transition
-	e.rec, t = breaker.Observe(e.rec, sample, st.bp, st.height, mayExclude)
-	if capErr != nil {
-		return e, capErr
+	return judge.Executor{Record: e.rec, Ledger: e.ledger}, mayExclude, capErr
+}
+
+// record takes the judge's result into the entry and records its effects
+// in order: the SPRT and the agents' standing hear of every counted, held
+// or excused miss, and every state change is emitted and followed by the
+// cap. The caller stores the entry.
+func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr *error) (entry, error) {
+	if *capErr != nil {
+		return e, *capErr
 	}
+	e.rec, e.ledger = x.Record, x.Ledger
 	if !e.rec.ProbeInFlight {
 		e.probeID = ""
 	}
-	return e, st.report(e, t)
+	for _, ef := range effects {
+		var err error
+		switch ef.Kind {
+		case judge.Counted:
+			v := ef.Verdict
+			if err = st.s.module.MissCounted(st.ctx, e.addr, v.Miss.Agent, v.WasHeld, v.ByAttestation); err == nil {
+				err = st.s.emitCounted(st.ctx, e, v, st.height)
+			}
+		case judge.Excused:
+			err = st.s.module.MissExcused(st.ctx, ef.Verdict.Miss.Agent, ef.Verdict.WasHeld)
+		case judge.Held:
+			if err = st.s.module.MissHeld(st.ctx, ef.Outcome.Agent); err == nil {
+				err = st.s.emitHeld(st.ctx, e, ef.Outcome, st.height)
+			}
+		case judge.Moved:
+			err = st.report(e, ef.Transition)
+		}
+		if err != nil {
+			return e, err
+		}
+	}
+	return e, nil
 }
 
 // report emits a state change and lets the cap follow it.

@@ -1,0 +1,60 @@
+// Command sim runs the outage simulator (package sim) and prints its table;
+// with -out it also writes the table and the plot there (make sim writes
+// docs/simulation/).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/inferenced/inferenced/sim"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "sim:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	c := sim.DefaultConfig()
+	flag.Uint64Var(&c.Seed, "seed", c.Seed, "random seed (same seed, same figures)")
+	flag.IntVar(&c.Executors, "executors", c.Executors, "executors in the epoch group")
+	flag.StringVar(&c.Weights, "weights", c.Weights, "executor weights: equal or skewed")
+	flag.IntVar(&c.Validators, "validators", c.Validators, "validators (1..150)")
+	flag.IntVar(&c.Flaky, "flaky", c.Flaky, "validators whose monitor errs now and then")
+	flag.IntVar(&c.Byzantine, "byzantine", c.Byzantine, "validators whose monitor lies (fewer than a third)")
+	flag.IntVar(&c.FlakyPct, "flaky-pct", c.FlakyPct, "how often a flaky monitor errs, percent")
+	flag.IntVar(&c.MonitorLag, "monitor-lag", c.MonitorLag, "blocks a monitor's verdict lags the truth")
+	flag.IntVar(&c.Agents, "agents", c.Agents, "honest transfer agents")
+	flag.IntVar(&c.RequestsPerBlock, "requests", c.RequestsPerBlock, "client requests per block")
+	flag.Int64Var(&c.EpochLength, "epoch", c.EpochLength, "epoch length in blocks")
+	flag.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs per scenario (the honest baselines run 10)")
+	flag.Int64Var(&c.ExpirationBlocks, "expiration", c.ExpirationBlocks, "blocks before an unfinished request is a miss")
+	flag.IntVar(&c.Targets, "targets", c.Targets, "executors a fault scenario hits per epoch")
+	scenarios := flag.String("scenarios", "", "comma-separated scenarios (default all)")
+	strategies := flag.String("strategies", "", "comma-separated strategies (default all)")
+	out := flag.String("out", "", "directory to write table.md and outage.svg into")
+	flag.Parse()
+	results, err := sim.Run(c, split(*scenarios), split(*strategies))
+	if err != nil {
+		return err
+	}
+	if err := sim.WriteTable(os.Stdout, results); err != nil {
+		return err
+	}
+	if *out == "" {
+		return nil
+	}
+	return sim.WriteOutputs(*out, c, results)
+}
+
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}

@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/inferenced/inferenced/x/inference/aggregate"
+)
+
+// State is where a strategy has an executor after a block's step.
+type State uint8
+
+const (
+	Healthy State = iota
+	Probing       // on probation, offered at a probe weight
+	Excluded      // out of the pool until its cooldown passes
+	Inactive      // the SPRT removed it for the rest of the epoch
+)
+
+// Inference is one request.
+type Inference struct {
+	ID    uint64
+	Agent int // 0..Agents-1 honest; Agents is the griefer
+	Exec  int
+	Start int64
+	End   int64 // the finish's block, or the expiration height
+	Miss  bool
+	Probe bool
+}
+
+// Strategy is one way of deciding where requests go. The world calls it
+// as the chain would: BeginBlock first in every block, then the block's
+// finishes and starts, then the expiries (EndBlock).
+type Strategy interface {
+	// NewEpoch clears per-epoch state; start is the epoch's first block.
+	NewEpoch(start int64)
+	// BeginBlock is the block's first step; attested are the samples the
+	// validators' votes of the previous block agreed on (nil when the
+	// strategy does not use attestation).
+	BeginBlock(h int64, attested []aggregate.Sample)
+	// Start admits a request at h. A request with Exec < 0 is routed by
+	// the strategy's selection with seed; otherwise the agent named the
+	// executor. It sets Exec and Probe and reports whether it was accepted.
+	Start(h int64, inf *Inference, seed uint64) bool
+	Finish(h int64, inf *Inference)
+	Expire(h int64, inf *Inference)
+	// State is where executor e stands now.
+	State(e int) State
+	// Attests reports whether the strategy uses the validators' votes.
+	Attests() bool
+}
+
+// world runs one strategy through one scenario.
+type world struct {
+	c        Config
+	sc       Scenario
+	strategy Strategy
+	plan     Plan
+	// Streams: plans, monitors and the clients' seeds are drawn the same
+	// for every strategy; outcomes depend on where requests went.
+	plans, monitors, clients, outcomes *rand.Rand
+	inflight                           [][]*Inference // by height modulo len
+	nextID                             uint64
+	m                                  *metrics
+	trace                              func(h int64, ev string, inf *Inference)
+}
+
+func newWorld(c Config, sc Scenario, s Strategy) *world {
+	return &world{
+		c: c, sc: sc, strategy: s,
+		plans:    rand.New(rand.NewPCG(c.Seed, 1)),
+		monitors: rand.New(rand.NewPCG(c.Seed, 2)),
+		clients:  rand.New(rand.NewPCG(c.Seed, 3)),
+		outcomes: rand.New(rand.NewPCG(c.Seed, 4)),
+		inflight: make([][]*Inference, c.ExpirationBlocks+2),
+		m:        newMetrics(c),
+	}
+}
+
+func (w *world) epochs() int {
+	if w.sc.Epochs > 0 {
+		return w.sc.Epochs
+	}
+	return w.c.Epochs
+}
+
+// run simulates every epoch and returns the figures.
+func (w *world) run() (*metrics, error) {
+	var votes []aggregate.Sample
+	for ep := 0; ep < w.epochs(); ep++ {
+		start := 1 + int64(ep)*w.c.EpochLength
+		w.plan = w.sc.plan(w.c, w.plans, start)
+		w.strategy.NewEpoch(start)
+		w.m.newEpoch(w.plan, start)
+		for h := start; h < start+w.c.EpochLength; h++ {
+			var attested []aggregate.Sample
+			if w.strategy.Attests() {
+				attested = votes
+			}
+			w.strategy.BeginBlock(h, attested)
+			w.m.afterStep(h, w.strategy)
+			w.deliver(h, false)
+			w.requests(h)
+			w.deliver(h, true)
+			if w.strategy.Attests() {
+				var err error
+				if votes, err = w.vote(h); err != nil {
+					return nil, fmt.Errorf("block %d votes: %w", h, err)
+				}
+			}
+		}
+		w.m.endEpoch(start + w.c.EpochLength)
+	}
+	return w.m, nil
+}
+
+func (w *world) slot(h int64) *[]*Inference { return &w.inflight[h%int64(len(w.inflight))] }
+
+// deliver hands the strategy the finishes (a finish tx in block h) or the
+// expiries (EndBlock of h) due at h.
+func (w *world) deliver(h int64, expiries bool) {
+	due := w.slot(h)
+	kept := (*due)[:0]
+	for _, inf := range *due {
+		if inf.End != h || inf.Miss != expiries {
+			kept = append(kept, inf)
+			continue
+		}
+		if expiries {
+			w.strategy.Expire(h, inf)
+		} else {
+			w.strategy.Finish(h, inf)
+		}
+		if w.trace != nil {
+			w.trace(h, map[bool]string{false: "finish", true: "expire"}[expiries], inf)
+		}
+	}
+	*due = kept
+}
+
+// requests are the block's starts: the clients' load through the honest
+// agents round-robin, then the griefer's.
+func (w *world) requests(h int64) {
+	if !w.plan.Idle {
+		for i := 0; i < w.c.RequestsPerBlock; i++ {
+			w.start(h, int(w.nextID%uint64(w.c.Agents)), -1)
+		}
+	}
+	if g := w.plan.Grief; g.PerBlock > 0 && h >= g.From {
+		for i := 0; i < g.PerBlock; i++ {
+			w.start(h, w.c.Agents, g.Target)
+		}
+	}
+}
+
+func (w *world) start(h int64, agent, exec int) {
+	w.nextID++
+	inf := &Inference{ID: w.nextID, Agent: agent, Exec: exec, Start: h}
+	seed := w.clients.Uint64()
+	if !w.strategy.Start(h, inf, seed) {
+		w.m.refused(inf)
+		return
+	}
+	draw := w.outcomes.IntN(10_000)
+	switch {
+	case agent == w.c.Agents: // the griefer never forwards
+		inf.Miss = true
+	case w.plan.ClientSide.covers(h) && draw < w.plan.ClientSide.MissBP:
+		inf.Miss = true
+	default:
+		inf.Miss = w.outcomes.IntN(10_000) < w.plan.missBP(inf.Exec, h)
+	}
+	inf.End = h + 1
+	if inf.Miss {
+		inf.End = h + w.c.ExpirationBlocks
+	}
+	*w.slot(inf.End) = append(*w.slot(inf.End), inf)
+	w.m.started(h, inf, w.plan)
+	if w.trace != nil {
+		w.trace(h, "start", inf)
+	}
+}

@@ -1,0 +1,131 @@
+// Package judge decides what one traffic outcome, or one attested verdict,
+// does to an executor: the outcome passes through the evidence ledger, the
+// verdicts the ledger gives pass through the breaker, and the effects the
+// store must record come back in the order they happened. Pure values and
+// integer arithmetic: x/inference/health applies the effects to the store,
+// and the outage simulator (sim/) runs this very code, so the two cannot
+// drift apart.
+package judge
+
+import (
+	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
+)
+
+// Executor is one executor's breaker record and evidence ledger.
+type Executor struct {
+	Record breaker.Record
+	Ledger evidence.Ledger
+}
+
+// Params are the breaker's and the evidence rule's settings.
+type Params struct {
+	Breaker  breaker.Params
+	Evidence evidence.Params
+}
+
+// Outcome is the end of one inference on the executor: finished (ok) or
+// expired (miss), started by Agent at Start and ended at End. Probe marks
+// the executor's probe inference.
+type Outcome struct {
+	Agent      string
+	Start, End int64
+	Miss       bool
+	Probe      bool
+}
+
+// EffectKind says what an Effect asks the store to record.
+type EffectKind uint8
+
+const (
+	// Counted: Verdict's miss counts against the executor (the SPRT and
+	// the agent's standing hear of it).
+	Counted EffectKind = iota
+	// Excused: Verdict's miss is covered by an attestation that already
+	// counted one of its agent's; the agent is not charged for it.
+	Excused
+	// Held: the new miss is held, nothing backs it yet; its agent is
+	// charged.
+	Held
+	// Moved: the breaker changed state (Transition).
+	Moved
+)
+
+// Effect is one thing the store must record, in order.
+type Effect struct {
+	Kind       EffectKind
+	Verdict    evidence.Verdict   // Counted, Excused
+	Outcome    Outcome            // Held
+	Transition breaker.Transition // Moved
+}
+
+// MayExclude is asked only when a HEALTHY executor trips (the exclusion
+// cap); false keeps it HEALTHY and counts the refusal.
+type MayExclude func() bool
+
+// Traffic applies one traffic outcome. A success reaches the breaker at
+// once; a miss only when it is corroborated, together with the held misses
+// it corroborates. A miss nothing backs is held; if it was the probe, the
+// slot is released for another agent's probe instead of re-excluding.
+func Traffic(x Executor, o Outcome, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
+	var effects []Effect
+	if !o.Miss {
+		x.Ledger = x.Ledger.OK(p.Evidence)
+		x, effects = observe(x, effects, breaker.Sample{Kind: breaker.Traffic, StartedAt: o.Start, Probe: o.Probe}, p, height, mayExclude)
+		return x, effects
+	}
+	var verdicts []evidence.Verdict
+	x.Ledger, verdicts = x.Ledger.Miss(evidence.Miss{
+		Agent: o.Agent, Start: o.Start, End: o.End, Probe: o.Probe,
+	}, p.Evidence, x.Record.Since)
+	decided, observed := false, false // a verdict on the new miss; one the breaker sees
+	for _, v := range verdicts {
+		if !v.WasHeld {
+			decided, observed = true, !v.Excused
+		}
+		x, effects = count(x, effects, v, p, height, mayExclude)
+	}
+	if o.Probe && !observed {
+		// The probe ended without a result the breaker sees: free the slot.
+		x.Record = breaker.ReleaseProbe(x.Record)
+	}
+	if !decided {
+		effects = append(effects, Effect{Kind: Held, Outcome: o})
+	}
+	return x, effects
+}
+
+// Attested applies the validators' majority verdict of one block. An
+// attested miss first makes the held traffic misses in flight at the time
+// count.
+func Attested(x Executor, miss bool, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
+	var effects []Effect
+	if miss {
+		var verdicts []evidence.Verdict
+		x.Ledger, verdicts = x.Ledger.AttestedMiss(height)
+		for _, v := range verdicts {
+			x, effects = count(x, effects, v, p, height, mayExclude)
+		}
+	}
+	return observe(x, effects, breaker.Sample{Kind: breaker.Attested, Miss: miss}, p, height, mayExclude)
+}
+
+// count applies a verdict: an excused miss only clears its agent; a
+// counted one is observed by the breaker, under its own rules (a stale
+// miss, or one while EXCLUDED, changes no state).
+func count(x Executor, effects []Effect, v evidence.Verdict, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
+	if v.Excused {
+		return x, append(effects, Effect{Kind: Excused, Verdict: v})
+	}
+	effects = append(effects, Effect{Kind: Counted, Verdict: v})
+	return observe(x, effects, breaker.Sample{Kind: breaker.Traffic, Miss: true, StartedAt: v.Miss.Start, Probe: v.Miss.Probe}, p, height, mayExclude)
+}
+
+func observe(x Executor, effects []Effect, s breaker.Sample, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
+	var t breaker.Transition
+	x.Record, t = breaker.Observe(x.Record, s, p.Breaker, height, mayExclude)
+	if t.Changed() {
+		effects = append(effects, Effect{Kind: Moved, Transition: t})
+	}
+	return x, effects
+}
