@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen test test-unit test-localnet test-e2e fuzz lint golangci-lint bench localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e fuzz lint golangci-lint bench localnet demo localnet-stop clean help
 
 all: build
 
@@ -21,6 +21,8 @@ help:
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e: multi-process tests only"
 	@echo "make bench        benchmarks"
+	@echo "make sim          the outage simulator: prints its table, rewrites docs/simulation/ (table.md, outage.svg)"
+	@echo "make sim-sweep    the traffic trip-rule calibration table the defaults come from"
 	@echo "make localnet     build and run a 4-validator localnet with executors and load, show the breaker (Ctrl-C stops)"
 	@echo "make demo         the circuit breaker demo alone: an executor dark, excluded, probed, back"
 	@echo "make lint         golangci-lint (.golangci.yml: vet, errcheck, staticcheck, formatting, the consensus-code"
@@ -38,6 +40,14 @@ install:
 
 proto-gen:
 	bash scripts/protocgen.sh
+
+# The outage simulator (sim/README.md): seeded, so the same command gives
+# the same figures; it rewrites the committed table and plot.
+sim:
+	$(GO) run ./cmd/sim -out docs/simulation
+
+sim-sweep:
+	$(GO) run ./cmd/sim -sweep
 
 # golangci-lint, built from tools/golangci-lint (its own module, so its
 # dependencies never touch ours; the version is pinned in its go.mod) with

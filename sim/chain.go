@@ -46,6 +46,9 @@ type chain struct {
 	poolValid  bool
 	poolHeight int64
 	height     int64
+	// counted, held: traffic misses that counted against their executor
+	// when observed or later, and those held when observed.
+	counted, held uint64
 }
 
 type chainExec struct {
@@ -205,6 +208,7 @@ func (s *chain) record(e int, effects []judge.Effect) {
 	for _, ef := range effects {
 		switch ef.Kind {
 		case judge.Counted:
+			s.counted++
 			s.countMiss(e)
 			a := s.agentIndex(ef.Verdict.Miss.Agent)
 			switch {
@@ -218,6 +222,7 @@ func (s *chain) record(e int, effects []judge.Effect) {
 				s.refund(s.agentIndex(ef.Verdict.Miss.Agent))
 			}
 		case judge.Held:
+			s.held++
 			s.charge(s.agentIndex(ef.Outcome.Agent))
 		case judge.Moved:
 			s.moved(e, ef.Transition)

@@ -26,6 +26,9 @@ type metrics struct {
 	probeSince                []int64 // block an executor entered PROBE (0: not probing)
 	probeLatency              []int64
 	refusals, starts          int
+	// griefed: epochs with a griefing campaign, and those in which its
+	// target was out of the pool at some point.
+	griefed, griefedOut int
 	maxOutPct                 int // largest share of executors out at once, percent
 }
 
@@ -99,6 +102,12 @@ func (m *metrics) started(h int64, inf *Inference, p Plan) {
 func (m *metrics) refused(*Inference) { m.refusals++ }
 
 func (m *metrics) endEpoch(int64) {
+	if g := m.plan.Grief; g.PerBlock > 0 {
+		m.griefed++
+		if m.wasOut[g.Target] {
+			m.griefedOut++
+		}
+	}
 	for e := range m.open {
 		if m.plan.honest(e) {
 			m.honestEpochs++
@@ -135,11 +144,15 @@ type Figures struct {
 	Probes          int
 	MaxOutPct       int
 	Starts, Refused int
+	// Griefed, GriefedOut: epochs with a griefing campaign, and those in
+	// which its (honest) target was ever out.
+	Griefed, GriefedOut int
 }
 
 func (m *metrics) figures(scenario, strategy string) Figures {
 	f := Figures{Scenario: scenario, Strategy: strategy, Episodes: len(m.episodes), HonestEpochs: m.honestEpochs,
-		Probes: len(m.probeLatency), MaxOutPct: m.maxOutPct, Starts: m.starts, Refused: m.refusals}
+		Probes: len(m.probeLatency), MaxOutPct: m.maxOutPct, Starts: m.starts, Refused: m.refusals,
+		Griefed: m.griefed, GriefedOut: m.griefedOut}
 	var toOut, toOutInf, recovery []int64
 	routed := 0
 	for _, ep := range m.episodes {

@@ -36,6 +36,7 @@ func newStrategy(name string, c Config) (Strategy, error) {
 type Result struct {
 	Scenario Scenario
 	Figures  []Figures
+	Epochs   int
 	Elapsed  time.Duration
 }
 
@@ -61,7 +62,11 @@ func Run(c Config, scenarios, strategies []string) ([]Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		out = append(out, Result{Scenario: sc, Figures: figs, Elapsed: time.Since(began)})
+		epochs := c.Epochs
+		if sc.Epochs > 0 {
+			epochs = sc.Epochs
+		}
+		out = append(out, Result{Scenario: sc, Figures: figs, Epochs: epochs, Elapsed: time.Since(began)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no scenario named %v", scenarios)

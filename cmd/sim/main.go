@@ -38,7 +38,15 @@ func run() error {
 	scenarios := flag.String("scenarios", "", "comma-separated scenarios (default all)")
 	strategies := flag.String("strategies", "", "comma-separated strategies (default all)")
 	out := flag.String("out", "", "directory to write table.md and outage.svg into")
+	sweep := flag.Bool("sweep", false, "print the traffic trip-rule calibration table instead")
 	flag.Parse()
+	if *sweep {
+		rows, err := sim.Sweep(c, sim.SweepRules())
+		if err != nil {
+			return err
+		}
+		return sim.WriteSweep(os.Stdout, rows)
+	}
 	results, err := sim.Run(c, split(*scenarios), split(*strategies))
 	if err != nil {
 		return err

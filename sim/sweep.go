@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/inferenced/inferenced/x/inference/breaker"
+)
+
+// SweepRules are the traffic trip rules the calibration compares: windows
+// of 24 to 64 with the smallest miss counts that could keep honest
+// executors in. Counted misses mostly come in pairs (two agents' misses
+// corroborate each other), so k misses need about k/2 pairs.
+func SweepRules() []breaker.TripRule {
+	var rules []breaker.TripRule
+	for _, wk := range [][2]uint32{{24, 5}, {24, 6}, {32, 5}, {32, 6}, {32, 7}, {40, 7}, {48, 8}, {64, 9}} {
+		w, k := wk[0], wk[1]
+		// The threshold that trips at k misses of w and not at k-1:
+		// misses*100 > pct*w.
+		pct := (100*(k-1))/w + 1
+		rules = append(rules, breaker.TripRule{WindowSamples: w, MinSamples: w / 2, ThresholdPct: pct, ConsecutiveMisses: 8})
+	}
+	return rules
+}
+
+// SweepRow is one candidate traffic rule's figures.
+type SweepRow struct {
+	Rule                     breaker.TripRule
+	False325, False5, False10 float64
+	Degraded28, Degraded40    int64 // median inferences to out
+	DeadTrafficBlocks         int64 // median blocks to out, traffic only
+}
+
+// Sweep runs the calibration scenarios under the chain's traffic-only
+// strategy with each rule in place of the configured traffic rule.
+func Sweep(c Config, rules []breaker.TripRule) ([]SweepRow, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	names := []string{"honest-3.25", "honest-5", "honest-10", "degraded-28", "degraded-40", "dead"}
+	rows := make([]SweepRow, len(rules))
+	type job struct{ rule, sc int }
+	jobs := make(chan job)
+	figs := make([][]Figures, len(rules))
+	for i := range figs {
+		figs[i] = make([]Figures, len(names))
+	}
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				f, err := sweepOne(c, rules[j.rule], scenario(names[j.sc]))
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				figs[j.rule][j.sc] = f
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range rules {
+		for k := range names {
+			jobs <- job{i, k}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	for i, r := range rules {
+		f := figs[i]
+		rows[i] = SweepRow{Rule: r, False325: f[0].FalsePct, False5: f[1].FalsePct, False10: f[2].FalsePct,
+			Degraded28: f[3].ToOutInferences, Degraded40: f[4].ToOutInferences, DeadTrafficBlocks: f[5].ToOutBlocks}
+	}
+	return rows, nil
+}
+
+func scenario(name string) Scenario {
+	for _, sc := range Scenarios() {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	return Scenario{}
+}
+
+func sweepOne(c Config, r breaker.TripRule, sc Scenario) (Figures, error) {
+	s, err := newChain("chain-traffic", c, false)
+	if err != nil {
+		return Figures{}, err
+	}
+	s.p.Breaker.Rules[breaker.Traffic] = r
+	s.p.Evidence.Window = r.WindowSamples
+	m, err := newWorld(c, sc, s).run()
+	if err != nil {
+		return Figures{}, fmt.Errorf("%s: %w", sc.Name, err)
+	}
+	return m.figures(sc.Name, s.name), nil
+}
+
+// WriteSweep prints the calibration table.
+func WriteSweep(w io.Writer, rows []SweepRow) error {
+	if _, err := fmt.Fprintln(w, "| traffic rule (window / min / threshold / in a row) | trips at | false 3.25% | false 5% | false 10% | 28%: inferences to out | 40%: inferences to out | dead, traffic only: blocks to out |\n|---|---|---|---|---|---|---|---|"); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		k := r.Rule.ThresholdPct*r.Rule.WindowSamples/100 + 1
+		if _, err := fmt.Fprintf(w, "| %d / %d / %d%% / %d | %d of %d | %.1f%% | %.1f%% | %.1f%% | %s | %s | %s |\n",
+			r.Rule.WindowSamples, r.Rule.MinSamples, r.Rule.ThresholdPct, r.Rule.ConsecutiveMisses, k, r.Rule.WindowSamples,
+			r.False325, r.False5, r.False10, med(r.Degraded28), med(r.Degraded40), med(r.DeadTrafficBlocks)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
