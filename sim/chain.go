@@ -20,16 +20,16 @@ import (
 // slot and the selection stage with its probe weight and fallback. Only
 // the storage is replaced by memory; keeper_test.go checks the two agree.
 type chain struct {
-	name    string
-	c       Config
-	attests bool
-	p       judge.Params
-	params  types.Params
-	test    sprt.Test
-	weights []uint64
-	total   uint64
-	agents  []string
-	execs   []chainExec
+	name     string
+	c        Config
+	attests  bool
+	p        judge.Params
+	params   types.Params
+	test     sprt.Test
+	weights  []uint64
+	total    uint64
+	agents   []string
+	execs    []chainExec
 	standing []agentStanding
 	// excludedWeight is the weight of the executors the breaker holds
 	// out (EXCLUDED or PROBE), for the cap.
@@ -40,9 +40,9 @@ type chain struct {
 	gate func(e int) bool
 	each func(h int64)
 	// pool caches the selection pool until something changes.
-	pool      []int
-	poolW     []uint64
-	poolProbe []bool
+	pool       []int
+	poolW      []uint64
+	poolProbe  []bool
 	poolValid  bool
 	poolHeight int64
 	height     int64

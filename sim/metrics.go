@@ -29,7 +29,7 @@ type metrics struct {
 	// griefed: epochs with a griefing campaign, and those in which its
 	// target was out of the pool at some point.
 	griefed, griefedOut int
-	maxOutPct                 int // largest share of executors out at once, percent
+	maxOutPct           int // largest share of executors out at once, percent
 }
 
 func newMetrics(c Config) *metrics {

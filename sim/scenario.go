@@ -6,9 +6,9 @@ import "math/rand/v2"
 // MissBP basis points (1/10,000) of its requests; Down also fails its health endpoint, so
 // the validators' monitors see it.
 type Fault struct {
-	From, To     int64
-	MissBP int
-	Down         bool
+	From, To int64
+	MissBP   int
+	Down     bool
 }
 
 func (f Fault) covers(h int64) bool { return h >= f.From && h < f.To }
@@ -46,8 +46,8 @@ type Scenario struct {
 }
 
 const (
-	honestBP = 325 // gonka's network-wide miss rate, 3.25%
-	outageBlocks   = 1_000
+	honestBP     = 325 // gonka's network-wide miss rate, 3.25%
+	outageBlocks = 1_000
 )
 
 // Scenarios are the scenarios, in report order.

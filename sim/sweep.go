@@ -27,7 +27,7 @@ func SweepRules() []breaker.TripRule {
 
 // SweepRow is one candidate traffic rule's figures.
 type SweepRow struct {
-	Rule                     breaker.TripRule
+	Rule                      breaker.TripRule
 	False325, False5, False10 float64
 	Degraded28, Degraded40    int64 // median inferences to out
 	DeadTrafficBlocks         int64 // median blocks to out, traffic only

@@ -11,10 +11,10 @@ import (
 type State uint8
 
 const (
-	Healthy State = iota
-	Probing       // on probation, offered at a probe weight
-	Excluded      // out of the pool until its cooldown passes
-	Inactive      // the SPRT removed it for the rest of the epoch
+	Healthy  State = iota
+	Probing        // on probation, offered at a probe weight
+	Excluded       // out of the pool until its cooldown passes
+	Inactive       // the SPRT removed it for the rest of the epoch
 )
 
 // Inference is one request.
