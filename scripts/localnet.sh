@@ -27,6 +27,10 @@
 #                      in vote extensions; 0 runs on traffic samples alone (2)
 #   CB_INITIAL_COOLDOWN  circuit-breaker first cooldown, blocks (10)
 #   CB_MAX_COOLDOWN      circuit-breaker longest cooldown, blocks (80; < EPOCH_LENGTH)
+#   CB_TRAFFIC_WINDOW, CB_TRAFFIC_MIN_SAMPLES, CB_TRAFFIC_THRESHOLD_PCT,
+#   CB_TRAFFIC_CONSECUTIVE  the trip rule for traffic samples
+#                      (health_cb_traffic_*); each unset one keeps the
+#                      chain's default (types.DefaultParams)
 #   MODEL              model every executor serves        (llama-7b)
 #   CHAIN_ID           chain id                           (inferenced-local)
 #   MONITOR_OFF_NODES  validators (0-based, space-separated) whose health
@@ -64,6 +68,10 @@ DOWNTIME_H_THRESHOLD=${DOWNTIME_H_THRESHOLD:-4}
 VE_ENABLE_HEIGHT=${VE_ENABLE_HEIGHT:-2}
 CB_INITIAL_COOLDOWN=${CB_INITIAL_COOLDOWN:-10}
 CB_MAX_COOLDOWN=${CB_MAX_COOLDOWN:-80}
+CB_TRAFFIC_WINDOW=${CB_TRAFFIC_WINDOW:-}
+CB_TRAFFIC_MIN_SAMPLES=${CB_TRAFFIC_MIN_SAMPLES:-}
+CB_TRAFFIC_THRESHOLD_PCT=${CB_TRAFFIC_THRESHOLD_PCT:-}
+CB_TRAFFIC_CONSECUTIVE=${CB_TRAFFIC_CONSECUTIVE:-}
 MODEL=${MODEL:-llama-7b}
 MONITOR_OFF_NODES=${MONITOR_OFF_NODES:-}
 CHAIN_ID=${CHAIN_ID:-inferenced-local}
@@ -141,13 +149,20 @@ init_network() {
 
   jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" \
     --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" --arg dh "$DOWNTIME_H_THRESHOLD" \
-    --arg veh "$VE_ENABLE_HEIGHT" '
+    --arg veh "$VE_ENABLE_HEIGHT" \
+    --arg tw "$CB_TRAFFIC_WINDOW" --arg tm "$CB_TRAFFIC_MIN_SAMPLES" \
+    --arg tp "$CB_TRAFFIC_THRESHOLD_PCT" --arg tc "$CB_TRAFFIC_CONSECUTIVE" '
+    def set_if($key; $v): if $v == "" then . else .app_state.inference.params[$key] = $v end;
     .app_state.inference.params.epoch_length = $el
     | .app_state.inference.params.poc_phase_blocks = $poc
     | .app_state.inference.params.expiration_blocks = $exp
     | .app_state.inference.params.health_cb_initial_cooldown_blocks = $cbi
     | .app_state.inference.params.health_cb_max_cooldown_blocks = $cbm
     | .app_state.inference.params.downtime_h_threshold = $dh
+    | set_if("health_cb_traffic_window_samples"; $tw)
+    | set_if("health_cb_traffic_min_samples"; $tm)
+    | set_if("health_cb_traffic_miss_threshold_pct"; $tp)
+    | set_if("health_cb_traffic_consecutive_misses"; $tc)
     | .app_state.gov.params.voting_period = "20s"
     | .app_state.gov.params.expedited_voting_period = "10s"
     | .app_state.gov.params.min_deposit[0].amount = "1000"

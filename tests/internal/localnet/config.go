@@ -28,6 +28,9 @@ type Config struct {
 	InitialCooldown  int64 // CB_INITIAL_COOLDOWN, the breaker's first cooldown (10)
 	MaxCooldown      int64 // CB_MAX_COOLDOWN, its longest (80)
 	SPRTThreshold    int64 // DOWNTIME_H_THRESHOLD (4)
+	// TrafficRule, if set, is the breaker's trip rule for traffic samples;
+	// nil keeps the chain's defaults (health_cb_traffic_*).
+	TrafficRule *TripRule
 
 	// VEEnableHeight is VE_ENABLE_HEIGHT, the height from which validators
 	// attest executor health: nil leaves the script's 2; Int64(0) runs on
@@ -57,6 +60,14 @@ func DefaultConfig() Config {
 		InitialCooldown: 8,
 		MaxCooldown:     64,
 	}
+}
+
+// TripRule is a trip rule for traffic samples: at least MinSamples and a
+// miss rate above ThresholdPct over the last WindowSamples, or
+// ConsecutiveMisses in a row (CB_TRAFFIC_WINDOW, CB_TRAFFIC_MIN_SAMPLES,
+// CB_TRAFFIC_THRESHOLD_PCT, CB_TRAFFIC_CONSECUTIVE).
+type TripRule struct {
+	WindowSamples, MinSamples, ThresholdPct, ConsecutiveMisses int64
 }
 
 // Int64 returns a pointer to v, for the optional fields of Config.
@@ -104,6 +115,12 @@ func (c Config) env() []string {
 	setInt("CB_INITIAL_COOLDOWN", c.InitialCooldown)
 	setInt("CB_MAX_COOLDOWN", c.MaxCooldown)
 	setInt("DOWNTIME_H_THRESHOLD", c.SPRTThreshold)
+	if r := c.TrafficRule; r != nil {
+		setInt("CB_TRAFFIC_WINDOW", r.WindowSamples)
+		setInt("CB_TRAFFIC_MIN_SAMPLES", r.MinSamples)
+		setInt("CB_TRAFFIC_THRESHOLD_PCT", r.ThresholdPct)
+		setInt("CB_TRAFFIC_CONSECUTIVE", r.ConsecutiveMisses)
+	}
 	if c.VEEnableHeight != nil {
 		env = append(env, "VE_ENABLE_HEIGHT="+strconv.FormatInt(*c.VEEnableHeight, 10))
 	}

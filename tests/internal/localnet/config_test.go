@@ -22,12 +22,15 @@ func TestConfigEnvLeavesUnsetFieldsToTheScript(t *testing.T) {
 func TestConfigEnvSpellsEverySetting(t *testing.T) {
 	c := DefaultConfig()
 	c.ExpirationBlocks, c.SPRTThreshold, c.Agents = 3, 50, 2
+	c.TrafficRule = &TripRule{WindowSamples: 16, MinSamples: 4, ThresholdPct: 25, ConsecutiveMisses: 3}
 	c.VEEnableHeight = Int64(0)
 	c.MonitorOffNodes = []int{1, 3}
 	c.NodeBin = map[int]string{3: "/bin/liar", 1: "/bin/other"}
 	c.NodeEnv = map[int]string{3: "A=1 B=2"}
 	want := []string{"NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "AGENTS=2", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
-		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50", "VE_ENABLE_HEIGHT=0",
+		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50",
+		"CB_TRAFFIC_WINDOW=16", "CB_TRAFFIC_MIN_SAMPLES=4", "CB_TRAFFIC_THRESHOLD_PCT=25", "CB_TRAFFIC_CONSECUTIVE=3",
+		"VE_ENABLE_HEIGHT=0",
 		"MONITOR_OFF_NODES=1 3", "NODE1_BIN=/bin/other", "NODE3_BIN=/bin/liar", "NODE3_ENV=A=1 B=2"}
 	if got := c.env(); !slices.Equal(got, want) {
 		t.Errorf("env\n got %q\nwant %q", got, want)

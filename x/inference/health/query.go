@@ -11,12 +11,12 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// statusOf is a breaker record as the queries show it, with window counts
-// over the configured window.
-func statusOf(h types.ExecutorHealth, window uint32) types.HealthStatus {
+// statusOf is a breaker record as the queries show it, with each kind's
+// window counts over that kind's configured window (bp's trip rules).
+func statusOf(h types.ExecutorHealth, bp breaker.Params) types.HealthStatus {
 	r := toBreaker(h)
-	ts, tm := r.Windows[breaker.Traffic].Last(window)
-	as, am := r.Windows[breaker.Attested].Last(window)
+	ts, tm := r.Windows[breaker.Traffic].Last(bp.Rules[breaker.Traffic].WindowSamples)
+	as, am := r.Windows[breaker.Attested].Last(bp.Rules[breaker.Attested].WindowSamples)
 	st := types.HealthStatus{
 		Address: h.Address, State: h.State, Reason: h.Reason, Evidence: h.Evidence,
 		TrafficSamples: ts, TrafficMisses: tm, AttestedSamples: as, AttestedMisses: am,
@@ -32,7 +32,7 @@ func statusOf(h types.ExecutorHealth, window uint32) types.HealthStatus {
 
 // Status is an executor's breaker state as the ExecutorHealth query shows
 // it; an executor without a record is HEALTHY with nothing on record.
-func (s Store) Status(ctx context.Context, addr sdk.AccAddress, window uint32) (types.HealthStatus, error) {
+func (s Store) Status(ctx context.Context, addr sdk.AccAddress, bp breaker.Params) (types.HealthStatus, error) {
 	e, err := s.load(ctx, addr)
 	if err != nil {
 		return types.HealthStatus{}, err
@@ -41,19 +41,19 @@ func (s Store) Status(ctx context.Context, addr sdk.AccAddress, window uint32) (
 	if err != nil {
 		return types.HealthStatus{}, err
 	}
-	return statusOf(h, window), nil
+	return statusOf(h, bp), nil
 }
 
 // NotHealthy pages through the EXCLUDED and PROBE executors in address
 // order. A bad page request is returned as an error of its own kind
 // (query.CollectionFilteredPaginate's).
-func (s Store) NotHealthy(ctx context.Context, page *query.PageRequest, window uint32) ([]types.HealthStatus, *query.PageResponse, error) {
+func (s Store) NotHealthy(ctx context.Context, page *query.PageRequest, bp breaker.Params) ([]types.HealthStatus, *query.PageResponse, error) {
 	return query.CollectionFilteredPaginate(ctx, s.records, page,
 		func(_ sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
 			return h.State != types.HEALTH_STATE_HEALTHY, nil
 		},
 		func(_ sdk.AccAddress, h types.ExecutorHealth) (types.HealthStatus, error) {
-			return statusOf(h, window), nil
+			return statusOf(h, bp), nil
 		})
 }
 

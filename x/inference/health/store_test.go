@@ -116,7 +116,7 @@ func TestStaleCooldownEntryIsDropped(t *testing.T) {
 	has, err := s.cooldowns.Has(ctx, key)
 	require.NoError(t, err)
 	require.False(t, has)
-	st, err := s.Status(ctx, stale, 16)
+	st, err := s.Status(ctx, stale, types.DefaultParams().BreakerParams())
 	require.NoError(t, err)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, st.State, staleAddr)
 }

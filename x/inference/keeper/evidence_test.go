@@ -126,7 +126,7 @@ func TestAttackOneAgentCannotMakeAnExecutorInactive(t *testing.T) {
 	require.Equal(t, types.PARTICIPANT_STATUS_ACTIVE, p.Status)
 	require.Zero(t, p.CurrentEpochStats.MissedRequests)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
-	require.Equal(t, uint32(types.DefaultHealthCBWindowSamples), f.health(1).HeldMisses, "the ledger holds at most a window")
+	require.Equal(t, uint32(bWindow), f.health(1).HeldMisses, "the ledger holds at most a traffic window")
 	require.Equal(t, uint64(60), f.standing(agentA).Agent.Standing.ChargedMisses)
 }
 

@@ -24,6 +24,17 @@ const (
 	bMax     = 20
 )
 
+// The breaker tests' trip rule, the same for both sample kinds: at least 4
+// samples and over 25% missed in the last 16, or 3 misses in a row (the
+// seed's rule). The tests count misses against it, so they set it
+// themselves rather than follow the chain's calibrated defaults.
+const (
+	bWindow       = 16
+	bMinSamples   = 4
+	bThresholdPct = 25
+	bConsecutive  = 3
+)
+
 func breakerParams() types.Params {
 	p := testParams()
 	p.EpochLength = 200
@@ -34,7 +45,16 @@ func breakerParams() types.Params {
 	p.DowntimeHThreshold = dec("1000")
 	p.HealthCbTrafficMinAgents = 1
 	p.TransferAgentMissAllowance = types.MaxTransferAgentMissAllowance
+	setTripRules(&p)
 	return p
+}
+
+// setTripRules gives both sample kinds the breaker tests' trip rule.
+func setTripRules(p *types.Params) {
+	p.HealthCbWindowSamples, p.HealthCbMinSamples = bWindow, bMinSamples
+	p.HealthCbMissThresholdPct, p.HealthCbConsecutiveMisses = bThresholdPct, bConsecutive
+	p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = bWindow, bMinSamples
+	p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = bThresholdPct, bConsecutive
 }
 
 // newBreakerFixture: executors 1-4 of weight 10 serve "m"; block 1 has begun.

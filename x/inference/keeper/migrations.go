@@ -41,11 +41,59 @@ func (m Migrator) Migrate1to2(ctx sdk.Context) error {
 	if p.HealthCbTrafficMinAgents == 0 {
 		p.HealthCbTrafficMinAgents = d.HealthCbTrafficMinAgents
 	}
+	// A version-1 store lacks version 3's traffic trip rule as well, and
+	// this binary validates it: fill it here too, or this step could never
+	// pass on its way to Migrate2to3.
+	fillTrafficRule(&p)
+	if err := m.storeMigratedParams(ctx, p); err != nil {
+		return err
+	}
+	return m.k.health.AttributePending(ctx, m.k.Inferences.Get)
+}
+
+// Migrate2to3 brings a version-2 store (one trip rule for both sample
+// kinds) up to version 3: the health_cb_traffic_* params it lacks take
+// their defaults, so traffic samples get their own, slower rule. The
+// seed's four params keep their stored values and now govern attested
+// samples only; a traffic param governance already set is kept. Breaker
+// records decode as they are: a traffic window holds up to
+// breaker.MaxWindow samples whatever the rule reads of it.
+func (m Migrator) Migrate2to3(ctx sdk.Context) error {
+	p, err := m.k.Params.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("load params: %w", err)
+	}
+	fillTrafficRule(&p)
+	return m.storeMigratedParams(ctx, p)
+}
+
+// fillTrafficRule gives each unset (zero, as a store written before
+// version 3 decodes) traffic trip-rule param its default. Zero is never a
+// valid value for any of the four, so no value governance set is replaced.
+func fillTrafficRule(p *types.Params) {
+	d := types.DefaultParams()
+	if p.HealthCbTrafficWindowSamples == 0 {
+		p.HealthCbTrafficWindowSamples = d.HealthCbTrafficWindowSamples
+	}
+	if p.HealthCbTrafficMinSamples == 0 {
+		p.HealthCbTrafficMinSamples = d.HealthCbTrafficMinSamples
+	}
+	if p.HealthCbTrafficMissThresholdPct == 0 {
+		p.HealthCbTrafficMissThresholdPct = d.HealthCbTrafficMissThresholdPct
+	}
+	if p.HealthCbTrafficConsecutiveMisses == 0 {
+		p.HealthCbTrafficConsecutiveMisses = d.HealthCbTrafficConsecutiveMisses
+	}
+}
+
+// storeMigratedParams validates migrated params and stores them: a
+// migration never leaves params the chain would refuse.
+func (m Migrator) storeMigratedParams(ctx sdk.Context, p types.Params) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("migrated params: %w", err)
 	}
 	if err := m.k.Params.Set(ctx, p); err != nil {
 		return fmt.Errorf("store migrated params: %w", err)
 	}
-	return m.k.health.AttributePending(ctx, m.k.Inferences.Get)
+	return nil
 }

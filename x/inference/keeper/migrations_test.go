@@ -19,13 +19,19 @@ func TestMigrate1to2FillsTheNewParams(t *testing.T) {
 	old.TransferAgentMinBond = sdk.Coin{}
 	old.MaxTransferAgents, old.TransferAgentMissAllowance, old.TransferAgentMissAllowancePct = 0, 0, 0
 	old.HealthCbTrafficMinAgents = 0
+	withoutTrafficRule(&old) // nor version 3's
 	require.Error(t, old.Validate(), "version-1 params no longer validate")
 	require.NoError(t, f.k.Params.Set(f.ctx, old))
 
 	require.NoError(t, keeper.NewMigrator(*f.k).Migrate1to2(f.ctx))
 	got, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
-	want := testParams()
+	want := withDefaultTrafficRule(testParams())
+	require.Equal(t, want, got)
+	// Migrate2to3, which the module manager runs next, then changes nothing.
+	require.NoError(t, keeper.NewMigrator(*f.k).Migrate2to3(f.ctx))
+	got, err = f.k.Params.Get(f.ctx)
+	require.NoError(t, err)
 	require.Equal(t, want, got)
 
 	// Run twice (an operator re-running the upgrade): nothing changes, and

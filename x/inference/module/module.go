@@ -22,7 +22,7 @@ import (
 )
 
 // ConsensusVersion is bumped on every state-breaking migration.
-const ConsensusVersion = 2
+const ConsensusVersion = 3
 
 var (
 	_ module.AppModuleBasic      = AppModule{}
@@ -74,6 +74,9 @@ func (am AppModule) RegisterServices(cfg module.Configurator) {
 	types.RegisterQueryServer(cfg.QueryServer(), keeper.NewQueryServerImpl(am.keeper))
 	if err := cfg.RegisterMigration(types.ModuleName, 1, keeper.NewMigrator(am.keeper).Migrate1to2); err != nil {
 		panic(fmt.Sprintf("register x/inference migration 1 -> 2: %v", err)) // wiring error, at start-up only
+	}
+	if err := cfg.RegisterMigration(types.ModuleName, 2, keeper.NewMigrator(am.keeper).Migrate2to3); err != nil {
+		panic(fmt.Sprintf("register x/inference migration 2 -> 3: %v", err)) // wiring error, at start-up only
 	}
 }
 

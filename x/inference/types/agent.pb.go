@@ -206,7 +206,7 @@ func (m *AgentStanding) GetStoppedHeight() int64 {
 }
 
 // TrafficMiss is an expired inference in an executor's evidence ledger:
-// one of its last health_cb_window_samples traffic outcomes.
+// one of its last health_cb_traffic_window_samples traffic outcomes.
 type TrafficMiss struct {
 	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
 	// outcome is the executor's traffic outcome number of this miss (the

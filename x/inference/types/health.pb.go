@@ -201,7 +201,7 @@ type ExecutorHealth struct {
 	// probe_inference_id is the in-flight probe of a PROBE executor.
 	ProbeInferenceId string `protobuf:"bytes,12,opt,name=probe_inference_id,json=probeInferenceId,proto3" json:"probe_inference_id,omitempty"`
 	// Evidence ledger: the misses among the executor's last
-	// health_cb_window_samples traffic outcomes, oldest first, each with its
+	// health_cb_traffic_window_samples traffic outcomes, oldest first, each with its
 	// transfer agent; held ones count only once corroborated.
 	RecentMisses []TrafficMiss `protobuf:"bytes,13,rep,name=recent_misses,json=recentMisses,proto3" json:"recent_misses"`
 	// traffic_outcomes numbers the traffic outcomes seen while the record
@@ -519,7 +519,9 @@ type HealthStatus struct {
 	State    HealthState  `protobuf:"varint,2,opt,name=state,proto3,enum=inferenced.inference.v1.HealthState" json:"state,omitempty"`
 	Reason   HealthReason `protobuf:"varint,3,opt,name=reason,proto3,enum=inferenced.inference.v1.HealthReason" json:"reason,omitempty"`
 	Evidence SampleKind   `protobuf:"varint,4,opt,name=evidence,proto3,enum=inferenced.inference.v1.SampleKind" json:"evidence,omitempty"`
-	// Samples and misses in the current windows (last health_cb_window_samples).
+	// Samples and misses in the current windows: the last
+	// health_cb_traffic_window_samples traffic samples and the last
+	// health_cb_window_samples attested ones.
 	TrafficSamples  uint32 `protobuf:"varint,5,opt,name=traffic_samples,json=trafficSamples,proto3" json:"traffic_samples,omitempty"`
 	TrafficMisses   uint32 `protobuf:"varint,6,opt,name=traffic_misses,json=trafficMisses,proto3" json:"traffic_misses,omitempty"`
 	AttestedSamples uint32 `protobuf:"varint,7,opt,name=attested_samples,json=attestedSamples,proto3" json:"attested_samples,omitempty"`

@@ -19,7 +19,8 @@ const (
 	DefaultExpirationBlocks uint64 = 10
 	DefaultMaxParticipants  uint64 = 10_000
 
-	// Circuit-breaker defaults: the seed's four, then the design's.
+	// Circuit-breaker defaults: the seed's four (now the trip rule for
+	// attested samples), then the design's.
 	DefaultHealthCBMissThresholdPct      uint64 = 25
 	DefaultHealthCBMinSamples            uint64 = 4
 	DefaultHealthCBInitialCooldownBlocks uint64 = 50
@@ -28,6 +29,18 @@ const (
 	DefaultHealthCBConsecutiveMisses     uint64 = 3
 	DefaultHealthCBMaxExcludedWeightPct  uint64 = 50
 	DefaultHealthCBEnforce                      = true
+
+	// The trip rule for traffic samples (health_cb_traffic_*): slower than
+	// the attested one, since an honest executor's traffic misses are
+	// independent noise at thousands of inferences an epoch.
+	// Calibrated by make sim (docs/simulation.md).
+	DefaultHealthCBTrafficWindowSamples uint64 = 32
+	// Calibrated by make sim (docs/simulation.md).
+	DefaultHealthCBTrafficMinSamples uint64 = 16
+	// Calibrated by make sim (docs/simulation.md).
+	DefaultHealthCBTrafficMissThresholdPct uint64 = 25
+	// Calibrated by make sim (docs/simulation.md).
+	DefaultHealthCBTrafficConsecutiveMisses uint64 = 8
 
 	// MaxMaxParticipants caps max_participants itself. An epoch group is
 	// never larger, so a health vote extension stays under 12.6 KB and the
@@ -84,6 +97,11 @@ func DefaultParams() Params {
 		TransferAgentMissAllowance:    DefaultTransferAgentMissAllowance,
 		TransferAgentMissAllowancePct: DefaultTransferAgentMissAllowancePct,
 		HealthCbTrafficMinAgents:      DefaultHealthCBTrafficMinAgents,
+
+		HealthCbTrafficWindowSamples:     DefaultHealthCBTrafficWindowSamples,
+		HealthCbTrafficMinSamples:        DefaultHealthCBTrafficMinSamples,
+		HealthCbTrafficMissThresholdPct:  DefaultHealthCBTrafficMissThresholdPct,
+		HealthCbTrafficConsecutiveMisses: DefaultHealthCBTrafficConsecutiveMisses,
 	}
 }
 
@@ -137,17 +155,70 @@ func (p Params) MissAllowance(finished uint64) uint64 {
 	return p.TransferAgentMissAllowance + min(finished, maxFinished)*p.TransferAgentMissAllowancePct/100
 }
 
+// tripRule is one sample kind's four trip-rule params with their names, so
+// both kinds are validated and converted by the same code.
+type tripRule struct {
+	threshold, minSamples, window, consecutive          uint64
+	thresholdName, minName, windowName, consecutiveName string
+}
+
+// attestedRule is the seed's four params: the rule for attested samples.
+func (p Params) attestedRule() tripRule {
+	return tripRule{
+		threshold: p.HealthCbMissThresholdPct, minSamples: p.HealthCbMinSamples,
+		window: p.HealthCbWindowSamples, consecutive: p.HealthCbConsecutiveMisses,
+		thresholdName: "health_cb_miss_threshold_pct", minName: "health_cb_min_samples",
+		windowName: "health_cb_window_samples", consecutiveName: "health_cb_consecutive_misses",
+	}
+}
+
+// trafficRule is the rule for traffic samples.
+func (p Params) trafficRule() tripRule {
+	return tripRule{
+		threshold: p.HealthCbTrafficMissThresholdPct, minSamples: p.HealthCbTrafficMinSamples,
+		window: p.HealthCbTrafficWindowSamples, consecutive: p.HealthCbTrafficConsecutiveMisses,
+		thresholdName: "health_cb_traffic_miss_threshold_pct", minName: "health_cb_traffic_min_samples",
+		windowName: "health_cb_traffic_window_samples", consecutiveName: "health_cb_traffic_consecutive_misses",
+	}
+}
+
+// validate checks a trip rule, naming the param that breaks it: the
+// threshold in 1..100, 1 <= min samples <= window <= breaker.MaxWindow, and
+// the consecutive misses in 1..breaker.MaxWindow.
+func (r tripRule) validate() error {
+	switch {
+	case r.threshold < 1 || r.threshold > 100:
+		return fmt.Errorf("%s must be in [1, 100], got %d", r.thresholdName, r.threshold)
+	case r.window < 1 || r.window > breaker.MaxWindow:
+		return fmt.Errorf("%s must be in [1, %d], got %d", r.windowName, breaker.MaxWindow, r.window)
+	case r.minSamples < 1 || r.minSamples > r.window:
+		return fmt.Errorf("%s must be in [1, %s=%d], got %d", r.minName, r.windowName, r.window, r.minSamples)
+	case r.consecutive < 1 || r.consecutive > breaker.MaxWindow:
+		return fmt.Errorf("%s must be in [1, %d], got %d", r.consecutiveName, breaker.MaxWindow, r.consecutive)
+	}
+	return nil
+}
+
+// breaker converts a validated rule to the breaker's (every value is at
+// most 100 or breaker.MaxWindow, so the conversion is exact).
+func (r tripRule) breaker() breaker.TripRule {
+	return breaker.TripRule{
+		WindowSamples:     uint32(r.window),
+		MinSamples:        uint32(r.minSamples),
+		ThresholdPct:      uint32(r.threshold),
+		ConsecutiveMisses: uint32(r.consecutive),
+	}
+}
+
 // validateBreaker checks the circuit-breaker params, one rule per error.
 func (p Params) validateBreaker() error {
+	if err := p.attestedRule().validate(); err != nil {
+		return err
+	}
+	if err := p.trafficRule().validate(); err != nil {
+		return err
+	}
 	switch {
-	case p.HealthCbMissThresholdPct < 1 || p.HealthCbMissThresholdPct > 100:
-		return fmt.Errorf("health_cb_miss_threshold_pct must be in [1, 100], got %d", p.HealthCbMissThresholdPct)
-	case p.HealthCbWindowSamples < 1 || p.HealthCbWindowSamples > breaker.MaxWindow:
-		return fmt.Errorf("health_cb_window_samples must be in [1, %d], got %d", breaker.MaxWindow, p.HealthCbWindowSamples)
-	case p.HealthCbMinSamples < 1 || p.HealthCbMinSamples > p.HealthCbWindowSamples:
-		return fmt.Errorf("health_cb_min_samples must be in [1, health_cb_window_samples=%d], got %d", p.HealthCbWindowSamples, p.HealthCbMinSamples)
-	case p.HealthCbConsecutiveMisses < 1 || p.HealthCbConsecutiveMisses > breaker.MaxWindow:
-		return fmt.Errorf("health_cb_consecutive_misses must be in [1, %d], got %d", breaker.MaxWindow, p.HealthCbConsecutiveMisses)
 	case p.HealthCbInitialCooldownBlocks < 1:
 		return fmt.Errorf("health_cb_initial_cooldown_blocks must be at least 1, got %d", p.HealthCbInitialCooldownBlocks)
 	case p.HealthCbInitialCooldownBlocks > p.HealthCbMaxCooldownBlocks:
@@ -160,19 +231,13 @@ func (p Params) validateBreaker() error {
 	return nil
 }
 
-// BreakerParams converts validated params to the breaker's. Both sample
-// kinds share one trip rule on chain today; the breaker keeps them apart so
-// they can be calibrated separately.
+// BreakerParams converts validated params to the breaker's: the
+// health_cb_traffic_* rule for traffic samples, the seed's four for
+// attested ones.
 func (p Params) BreakerParams() breaker.Params {
-	rule := breaker.TripRule{
-		WindowSamples:     uint32(p.HealthCbWindowSamples),
-		MinSamples:        uint32(p.HealthCbMinSamples),
-		ThresholdPct:      uint32(p.HealthCbMissThresholdPct),
-		ConsecutiveMisses: uint32(p.HealthCbConsecutiveMisses),
-	}
 	var bp breaker.Params
-	bp.Rules[breaker.Traffic] = rule
-	bp.Rules[breaker.Attested] = rule
+	bp.Rules[breaker.Traffic] = p.trafficRule().breaker()
+	bp.Rules[breaker.Attested] = p.attestedRule().breaker()
 	bp.InitialCooldown = p.HealthCbInitialCooldownBlocks
 	bp.MaxCooldown = p.HealthCbMaxCooldownBlocks
 	return bp
@@ -181,5 +246,5 @@ func (p Params) BreakerParams() breaker.Params {
 // EvidenceParams converts validated params to the traffic-evidence rule's:
 // the ledger remembers the breaker's traffic window.
 func (p Params) EvidenceParams() evidence.Params {
-	return evidence.Params{Window: uint32(p.HealthCbWindowSamples), MinAgents: uint32(p.HealthCbTrafficMinAgents)}
+	return evidence.Params{Window: uint32(p.HealthCbTrafficWindowSamples), MinAgents: uint32(p.HealthCbTrafficMinAgents)}
 }

@@ -7,6 +7,8 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
 	"github.com/inferenced/inferenced/x/inference/sprt"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -57,6 +59,20 @@ func TestParamsValidateAcceptsBoundaries(t *testing.T) {
 		{"min samples = window = 64", func(p *types.Params) { p.HealthCbWindowSamples, p.HealthCbMinSamples = 64, 64 }},
 		{"window and min samples 1", func(p *types.Params) { p.HealthCbWindowSamples, p.HealthCbMinSamples = 1, 1 }},
 		{"consecutive 1 and 64", func(p *types.Params) { p.HealthCbConsecutiveMisses = 64 }},
+		{"traffic threshold 100", func(p *types.Params) { p.HealthCbTrafficMissThresholdPct = 100 }},
+		{"traffic threshold 1", func(p *types.Params) { p.HealthCbTrafficMissThresholdPct = 1 }},
+		{"traffic min samples = window = 64", func(p *types.Params) {
+			p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 64, 64
+		}},
+		{"traffic window and min samples 1", func(p *types.Params) {
+			p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 1, 1
+		}},
+		{"traffic consecutive 1", func(p *types.Params) { p.HealthCbTrafficConsecutiveMisses = 1 }},
+		{"traffic consecutive 64", func(p *types.Params) { p.HealthCbTrafficConsecutiveMisses = 64 }},
+		{"traffic window shorter than the attested one", func(p *types.Params) {
+			p.HealthCbWindowSamples, p.HealthCbMinSamples = 64, 64
+			p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 2, 2
+		}},
 		{"initial = max cooldown", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = p.HealthCbMaxCooldownBlocks }},
 		{"max cooldown one below the epoch", func(p *types.Params) { p.HealthCbMaxCooldownBlocks = p.EpochLength - 1 }},
 		{"cap 1% and shadow mode", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct, p.HealthCbEnforce = 1, false }},
@@ -112,6 +128,27 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 		{"window 65", func(p *types.Params) { p.HealthCbWindowSamples = 65 }, "health_cb_window_samples"},
 		{"consecutive 0", func(p *types.Params) { p.HealthCbConsecutiveMisses = 0 }, "health_cb_consecutive_misses"},
 		{"consecutive 65", func(p *types.Params) { p.HealthCbConsecutiveMisses = 65 }, "health_cb_consecutive_misses"},
+		{"traffic threshold 0", func(p *types.Params) { p.HealthCbTrafficMissThresholdPct = 0 }, "health_cb_traffic_miss_threshold_pct"},
+		{"traffic threshold 101", func(p *types.Params) { p.HealthCbTrafficMissThresholdPct = 101 }, "health_cb_traffic_miss_threshold_pct"},
+		{"traffic min samples 0", func(p *types.Params) { p.HealthCbTrafficMinSamples = 0 }, "health_cb_traffic_min_samples"},
+		{"traffic min samples above window", func(p *types.Params) {
+			p.HealthCbTrafficMinSamples = p.HealthCbTrafficWindowSamples + 1
+		}, "health_cb_traffic_min_samples"},
+		// The attested window does not bound the traffic rule's min samples.
+		{"traffic min samples above its window, within the attested one", func(p *types.Params) {
+			p.HealthCbWindowSamples, p.HealthCbMinSamples = 64, 4
+			p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 8, 9
+		}, "health_cb_traffic_min_samples"},
+		{"traffic window 0", func(p *types.Params) { p.HealthCbTrafficWindowSamples = 0 }, "health_cb_traffic_window_samples"},
+		{"traffic window 65", func(p *types.Params) { p.HealthCbTrafficWindowSamples = 65 }, "health_cb_traffic_window_samples"},
+		{"traffic window max uint64", func(p *types.Params) { p.HealthCbTrafficWindowSamples = ^uint64(0) }, "health_cb_traffic_window_samples"},
+		{"traffic consecutive 0", func(p *types.Params) { p.HealthCbTrafficConsecutiveMisses = 0 }, "health_cb_traffic_consecutive_misses"},
+		{"traffic consecutive 65", func(p *types.Params) { p.HealthCbTrafficConsecutiveMisses = 65 }, "health_cb_traffic_consecutive_misses"},
+		// A version-2 store's params (no traffic rule) are refused until migrated.
+		{"traffic rule unset", func(p *types.Params) {
+			p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 0, 0
+			p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = 0, 0
+		}, "health_cb_traffic_"},
 		{"initial cooldown 0", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = 0 }, "health_cb_initial_cooldown_blocks"},
 		{"initial above max", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = p.HealthCbMaxCooldownBlocks + 1 }, "health_cb_initial_cooldown_blocks"},
 		{"max cooldown equals epoch", func(p *types.Params) { p.HealthCbMaxCooldownBlocks = p.EpochLength }, "health_cb_max_cooldown_blocks"},
@@ -141,26 +178,30 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 
 // FuzzParamsValidate: Validate never panics, and what it accepts the SPRT
 // can be built from and evaluated (the keeper does both in EndBlock), and
-// the breaker accepts as its own params.
+// the breaker accepts as its own params, each kind's rule as given.
 func FuzzParamsValidate(f *testing.F) {
 	f.Add(uint64(2000), uint64(20), uint64(10), int64(100000000000000000), int64(200000000000000000), int64(4000000000000000000), uint64(6), uint64(0),
-		uint64(25), uint64(4), uint64(16), uint64(3), uint64(50), uint64(500), uint64(50))
+		uint64(25), uint64(4), uint64(16), uint64(3), uint64(50), uint64(500), uint64(50),
+		uint64(25), uint64(16), uint64(32), uint64(8))
 	f.Add(uint64(2), uint64(1), uint64(2), int64(1), int64(999999999999999999), int64(1), ^uint64(0), ^uint64(0),
-		uint64(100), uint64(64), uint64(64), uint64(64), uint64(1), uint64(1), uint64(100))
+		uint64(100), uint64(64), uint64(64), uint64(64), uint64(1), uint64(1), uint64(100),
+		uint64(1), uint64(1), uint64(1), uint64(1))
 	f.Add(uint64(0), uint64(0), uint64(0), int64(0), int64(0), int64(0), uint64(0), uint64(0),
-		uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))
+		uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0),
+		uint64(0), uint64(0), uint64(0), uint64(0))
 	f.Fuzz(func(t *testing.T, epoch, poc, exp uint64, good, bad, h int64, misses, successes uint64,
-		threshold, minSamples, window, consecutive, initial, maxCooldown, capPct uint64) {
-		p := types.Params{
-			EpochLength: epoch, PocPhaseBlocks: poc, ExpirationBlocks: exp,
-			DowntimeGoodPercentage:   math.LegacyNewDecWithPrec(good, 18),
-			DowntimeBadPercentage:    math.LegacyNewDecWithPrec(bad, 18),
-			DowntimeHThreshold:       math.LegacyNewDecWithPrec(h, 18),
-			MaxParticipants:          1,
-			HealthCbMissThresholdPct: threshold, HealthCbMinSamples: minSamples, HealthCbWindowSamples: window,
-			HealthCbConsecutiveMisses: consecutive, HealthCbInitialCooldownBlocks: initial,
-			HealthCbMaxCooldownBlocks: maxCooldown, HealthCbMaxExcludedWeightPct: capPct,
-		}
+		threshold, minSamples, window, consecutive, initial, maxCooldown, capPct uint64,
+		tThreshold, tMinSamples, tWindow, tConsecutive uint64) {
+		p := types.DefaultParams()
+		p.EpochLength, p.PocPhaseBlocks, p.ExpirationBlocks = epoch, poc, exp
+		p.DowntimeGoodPercentage = math.LegacyNewDecWithPrec(good, 18)
+		p.DowntimeBadPercentage = math.LegacyNewDecWithPrec(bad, 18)
+		p.DowntimeHThreshold = math.LegacyNewDecWithPrec(h, 18)
+		p.HealthCbMissThresholdPct, p.HealthCbMinSamples, p.HealthCbWindowSamples = threshold, minSamples, window
+		p.HealthCbConsecutiveMisses, p.HealthCbInitialCooldownBlocks = consecutive, initial
+		p.HealthCbMaxCooldownBlocks, p.HealthCbMaxExcludedWeightPct = maxCooldown, capPct
+		p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficMinSamples = tThreshold, tMinSamples
+		p.HealthCbTrafficWindowSamples, p.HealthCbTrafficConsecutiveMisses = tWindow, tConsecutive
 		if p.Validate() != nil {
 			return
 		}
@@ -169,10 +210,37 @@ func FuzzParamsValidate(f *testing.F) {
 			t.Fatalf("Validate accepted %v but sprt.New failed: %v", p, err)
 		}
 		_ = test.IsDown(misses, successes)
-		if err := p.BreakerParams().Validate(); err != nil {
+		bp := p.BreakerParams()
+		if err := bp.Validate(); err != nil {
 			t.Fatalf("Validate accepted %v but the breaker refuses it: %v", p, err)
 		}
+		want := [2]breaker.TripRule{
+			breaker.Traffic:  {WindowSamples: uint32(tWindow), MinSamples: uint32(tMinSamples), ThresholdPct: uint32(tThreshold), ConsecutiveMisses: uint32(tConsecutive)},
+			breaker.Attested: {WindowSamples: uint32(window), MinSamples: uint32(minSamples), ThresholdPct: uint32(threshold), ConsecutiveMisses: uint32(consecutive)},
+		}
+		if bp.Rules != want {
+			t.Fatalf("BreakerParams of %v gave rules %v, want %v", p, bp.Rules, want)
+		}
 	})
+}
+
+// Each kind's trip rule comes from its own four params, and the evidence
+// ledger remembers the traffic window. The values differ pairwise, so a
+// param read for the wrong kind shows.
+func TestBreakerParamsKeepTheKindsApart(t *testing.T) {
+	p := types.DefaultParams()
+	p.HealthCbWindowSamples, p.HealthCbMinSamples, p.HealthCbMissThresholdPct, p.HealthCbConsecutiveMisses = 10, 5, 30, 2
+	p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 40, 20
+	p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = 35, 9
+	p.HealthCbTrafficMinAgents = 3
+	require.NoError(t, p.Validate())
+	bp := p.BreakerParams()
+	require.NoError(t, bp.Validate())
+	require.Equal(t, breaker.TripRule{WindowSamples: 40, MinSamples: 20, ThresholdPct: 35, ConsecutiveMisses: 9}, bp.Rules[breaker.Traffic])
+	require.Equal(t, breaker.TripRule{WindowSamples: 10, MinSamples: 5, ThresholdPct: 30, ConsecutiveMisses: 2}, bp.Rules[breaker.Attested])
+	require.Equal(t, p.HealthCbInitialCooldownBlocks, bp.InitialCooldown)
+	require.Equal(t, p.HealthCbMaxCooldownBlocks, bp.MaxCooldown)
+	require.Equal(t, evidence.Params{Window: 40, MinAgents: 3}, p.EvidenceParams())
 }
 
 // A proposal with invalid params is refused at submission (gov calls

@@ -1,0 +1,38 @@
+package app
+
+import (
+	"testing"
+
+	"cosmossdk.io/log"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+	dbm "github.com/cosmos/cosmos-db"
+	"github.com/stretchr/testify/require"
+
+	simtestutil "github.com/cosmos/cosmos-sdk/testutil/sims"
+
+	inferencemodule "github.com/inferenced/inferenced/x/inference/module"
+	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
+)
+
+// An upgrade handler's RunMigrations takes a version-2 x/inference store
+// (no traffic trip rule) to the module's ConsensusVersion through the
+// registered Migrate2to3: the wiring, not only the migrator, is in place.
+func TestRunMigrationsTakesInferenceFromVersion2(t *testing.T) {
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	require.NoError(t, err)
+	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 1})
+	v2 := inferencetypes.DefaultParams()
+	v2.HealthCbTrafficWindowSamples, v2.HealthCbTrafficMinSamples = 0, 0
+	v2.HealthCbTrafficMissThresholdPct, v2.HealthCbTrafficConsecutiveMisses = 0, 0
+	require.NoError(t, a.InferenceKeeper.Params.Set(ctx, v2))
+
+	from := a.ModuleManager.GetVersionMap()
+	from[inferencetypes.ModuleName] = 2
+	to, err := a.ModuleManager.RunMigrations(ctx, a.configurator, from)
+	require.NoError(t, err)
+	require.Equal(t, uint64(inferencemodule.ConsensusVersion), to[inferencetypes.ModuleName])
+	require.Equal(t, uint64(3), to[inferencetypes.ModuleName])
+	got, err := a.InferenceKeeper.Params.Get(ctx)
+	require.NoError(t, err)
+	require.Equal(t, inferencetypes.DefaultParams(), got, "the traffic rule defaulted, the rest as stored")
+}
