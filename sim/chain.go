@@ -44,6 +44,7 @@ type chain struct {
 	poolW      []uint64
 	poolProbe  []bool
 	poolValid  bool
+	fallback   bool // the health stage left no one: the pool is the one before it
 	poolHeight int64
 	height     int64
 	// counted, held: traffic misses that counted against their executor

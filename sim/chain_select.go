@@ -26,10 +26,11 @@ func (s *chain) Start(h int64, inf *Inference, seed uint64) bool {
 	}
 	r := x.x.Record
 	switch {
-	case r.State == breaker.Excluded && r.ExcludedAt < h-1:
-		return false
-	case r.State == breaker.Probe && r.ProbeInFlight:
-		return false
+	case r.State == breaker.Excluded && r.ExcludedAt < h-1,
+		r.State == breaker.Probe && r.ProbeInFlight:
+		// The keeper's CheckRoutable lets the start through only while the
+		// model is in the all-filtered-out fallback.
+		return s.inFallback()
 	}
 	claimed, ok := breaker.ClaimProbe(r)
 	if !ok {
@@ -48,9 +49,7 @@ func (s *chain) Start(h int64, inf *Inference, seed uint64) bool {
 // health stage (EXCLUDED out, a free PROBE at the probe weight), the
 // fallback to the pool before the health stage, and the seeded lottery.
 func (s *chain) draw(seed uint64) (int, bool) {
-	if !s.poolValid || s.height != s.poolHeight {
-		s.buildPool()
-	}
+	s.inFallback() // builds the pool if it is stale
 	if len(s.pool) == 0 {
 		return 0, false
 	}
@@ -90,8 +89,16 @@ func (s *chain) buildPool() {
 	for _, i := range probes {
 		s.poolW[i] = min(s.poolW[i], w)
 	}
-	if len(s.pool) == 0 {
+	s.fallback = len(s.pool) == 0
+	if s.fallback {
 		s.pool, s.poolW = before, beforeW
 	}
 	s.poolValid, s.poolHeight = true, s.height
+}
+
+func (s *chain) inFallback() bool {
+	if !s.poolValid || s.height != s.poolHeight {
+		s.buildPool()
+	}
+	return s.fallback
 }

@@ -54,8 +54,8 @@ const (
 func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "dead", About: "targets go dark at a random block, back after 1,000 blocks", plan: outage(10_000, true, false)},
-		{Name: "degraded-28", About: "targets miss 28% from a random block on (health endpoint up)", plan: outage(2_800, false, false)},
-		{Name: "degraded-40", About: "targets miss 40% from a random block on", plan: outage(4_000, false, false)},
+		{Name: "degraded-28", About: "targets miss 28% from a random block on (health endpoint up)", Epochs: 5, plan: outage(2_800, false, false)},
+		{Name: "degraded-40", About: "targets miss 40% from a random block on", Epochs: 5, plan: outage(4_000, false, false)},
 		{Name: "flapping", About: "targets dark 100 blocks, up 300, repeatedly", plan: flapping},
 		{Name: "idle", About: "no client traffic; targets go dark for 1,000 blocks", plan: idle},
 		{Name: "dc-loss", About: "30% of executors dark at once for 1,000 blocks", plan: datacenterLoss},

@@ -9,12 +9,13 @@ import (
 	"github.com/inferenced/inferenced/x/inference/breaker"
 )
 
-// SweepRules are the traffic trip rules the calibration compares: windows
-// of 24 to 64 with the smallest miss counts that could keep honest
-// executors in. Counted misses mostly come in pairs (two agents' misses
-// corroborate each other), so k misses need about k/2 pairs.
-func SweepRules() []breaker.TripRule {
-	var rules []breaker.TripRule
+// SweepRules are the traffic trip rules the calibration compares: the
+// configured one first, then windows of 24 to 64 with the smallest miss
+// counts that could keep honest executors in. Counted misses mostly come in
+// pairs (two agents' misses corroborate each other), so k misses need about
+// k/2 pairs.
+func SweepRules(c Config) []breaker.TripRule {
+	rules := []breaker.TripRule{c.Params.BreakerParams().Rules[breaker.Traffic]}
 	for _, wk := range [][2]uint32{{24, 5}, {24, 6}, {32, 5}, {32, 6}, {32, 7}, {40, 7}, {48, 8}, {64, 9}} {
 		w, k := wk[0], wk[1]
 		// The threshold that trips at k misses of w and not at k-1:
@@ -111,10 +112,14 @@ func WriteSweep(w io.Writer, rows []SweepRow) error {
 	if _, err := fmt.Fprintln(w, "| traffic rule (window / min / threshold / in a row) | trips at | false 3.25% | false 5% | false 10% | 28%: inferences to out | 40%: inferences to out | dead, traffic only: blocks to out |\n|---|---|---|---|---|---|---|---|"); err != nil {
 		return err
 	}
-	for _, r := range rows {
+	for i, r := range rows {
 		k := r.Rule.ThresholdPct*r.Rule.WindowSamples/100 + 1
-		if _, err := fmt.Fprintf(w, "| %d / %d / %d%% / %d | %d of %d | %.1f%% | %.1f%% | %.1f%% | %s | %s | %s |\n",
-			r.Rule.WindowSamples, r.Rule.MinSamples, r.Rule.ThresholdPct, r.Rule.ConsecutiveMisses, k, r.Rule.WindowSamples,
+		mark := ""
+		if i == 0 {
+			mark = " (configured)"
+		}
+		if _, err := fmt.Fprintf(w, "| %d / %d / %d%% / %d%s | %d of %d | %.1f%% | %.1f%% | %.1f%% | %s | %s | %s |\n",
+			r.Rule.WindowSamples, r.Rule.MinSamples, r.Rule.ThresholdPct, r.Rule.ConsecutiveMisses, mark, k, r.Rule.WindowSamples,
 			r.False325, r.False5, r.False10, med(r.Degraded28), med(r.Degraded40), med(r.DeadTrafficBlocks)); err != nil {
 			return err
 		}

@@ -57,12 +57,14 @@ type world struct {
 	strategy Strategy
 	plan     Plan
 	// Streams: plans, monitors and the clients' seeds are drawn the same
-	// for every strategy; outcomes depend on where requests went.
-	plans, monitors, clients, outcomes *rand.Rand
-	inflight                           [][]*Inference // by height modulo len
-	nextID                             uint64
-	m                                  *metrics
-	trace                              func(h int64, ev string, inf *Inference)
+	// for every strategy. Outcomes are drawn per request (draw), so the
+	// same request fails the same way under every strategy that sends it
+	// to an executor in the same condition.
+	plans, monitors, clients *rand.Rand
+	inflight                 [][]*Inference // by height modulo len
+	nextID                   uint64
+	m                        *metrics
+	trace                    func(h int64, ev string, inf *Inference)
 }
 
 func newWorld(c Config, sc Scenario, s Strategy) *world {
@@ -71,7 +73,6 @@ func newWorld(c Config, sc Scenario, s Strategy) *world {
 		plans:    rand.New(rand.NewPCG(c.Seed, 1)),
 		monitors: rand.New(rand.NewPCG(c.Seed, 2)),
 		clients:  rand.New(rand.NewPCG(c.Seed, 3)),
-		outcomes: rand.New(rand.NewPCG(c.Seed, 4)),
 		inflight: make([][]*Inference, c.ExpirationBlocks+2),
 		m:        newMetrics(c),
 	}
@@ -161,14 +162,13 @@ func (w *world) start(h int64, agent, exec int) {
 		w.m.refused(inf)
 		return
 	}
-	draw := w.outcomes.IntN(10_000)
 	switch {
 	case agent == w.c.Agents: // the griefer never forwards
 		inf.Miss = true
-	case w.plan.ClientSide.covers(h) && draw < w.plan.ClientSide.MissBP:
+	case w.plan.ClientSide.covers(h) && w.draw(inf.ID, 1) < w.plan.ClientSide.MissBP:
 		inf.Miss = true
 	default:
-		inf.Miss = w.outcomes.IntN(10_000) < w.plan.missBP(inf.Exec, h)
+		inf.Miss = w.draw(inf.ID, 2) < w.plan.missBP(inf.Exec, h)
 	}
 	inf.End = h + 1
 	if inf.Miss {
@@ -179,4 +179,14 @@ func (w *world) start(h int64, agent, exec int) {
 	if w.trace != nil {
 		w.trace(h, "start", inf)
 	}
+}
+
+// draw is request id's k-th random number in [0, 10,000): a hash of the
+// seed, the id and k (SplitMix64's finalizer), the same in every run.
+func (w *world) draw(id uint64, k uint64) int {
+	z := w.c.Seed*0x9e3779b97f4a7c15 ^ id*0xbf58476d1ce4e5b9 ^ k*0x94d049bb133111eb
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int(z % 10_000)
 }
