@@ -35,13 +35,15 @@ type Config struct {
 	// votes (0: it probed during the block).
 	MonitorLag int
 	// Agents is the number of honest transfer agents (requests are spread
-	// over them round-robin).
+	// over them round-robin). gonka has many; more agents corroborate more
+	// honest misses too, so 16 is the harder case for false exclusions.
 	Agents int
 	// RequestsPerBlock is the network's client load.
 	RequestsPerBlock int
-	// EpochLength in blocks (gonka: 17,280) and Epochs per scenario run.
-	EpochLength int64
-	Epochs      int
+	// EpochLength in blocks (gonka: 17,280) and Epochs per scenario run;
+	// the honest baselines run HonestEpochs.
+	EpochLength          int64
+	Epochs, HonestEpochs int
 	// ExpirationBlocks: a request not finished by then is a miss.
 	ExpirationBlocks int64
 	// Targets is how many executors a fault scenario affects per epoch.
@@ -59,8 +61,8 @@ func DefaultConfig() Config {
 	return Config{
 		Seed: 1, Executors: 100, Weights: "equal",
 		Validators: 10, Flaky: 2, Byzantine: 3, FlakyPct: 10, MonitorLag: 0,
-		Agents: 4, RequestsPerBlock: 29,
-		EpochLength: 17_280, Epochs: 2, ExpirationBlocks: int64(p.ExpirationBlocks),
+		Agents: 16, RequestsPerBlock: 29,
+		EpochLength: 17_280, Epochs: 2, HonestEpochs: 20, ExpirationBlocks: int64(p.ExpirationBlocks),
 		Targets: 10, Params: p,
 	}
 }
@@ -88,7 +90,7 @@ func (c Config) Validate() error {
 		return errors.New("requests per block must not be negative")
 	case c.EpochLength < 100:
 		return fmt.Errorf("epoch length %d: at least 100 blocks", c.EpochLength)
-	case c.Epochs < 1:
+	case c.Epochs < 1 || c.HonestEpochs < 1:
 		return errors.New("at least one epoch")
 	case c.ExpirationBlocks < 1:
 		return errors.New("expiration must be at least 1 block")
@@ -115,4 +117,15 @@ func (c Config) weights() []uint64 {
 		}
 	}
 	return w
+}
+
+// epochsOf is how many epochs scenario sc runs.
+func (c Config) epochsOf(sc Scenario) int {
+	switch {
+	case sc.Honest:
+		return c.HonestEpochs
+	case sc.Epochs > 0:
+		return sc.Epochs
+	}
+	return c.Epochs
 }

@@ -62,11 +62,7 @@ func Run(c Config, scenarios, strategies []string) ([]Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		epochs := c.Epochs
-		if sc.Epochs > 0 {
-			epochs = sc.Epochs
-		}
-		out = append(out, Result{Scenario: sc, Figures: figs, Epochs: epochs, Elapsed: time.Since(began)})
+		out = append(out, Result{Scenario: sc, Figures: figs, Epochs: c.epochsOf(sc), Elapsed: time.Since(began)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no scenario named %v", scenarios)

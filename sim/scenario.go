@@ -39,9 +39,11 @@ type Grief struct {
 // Scenario builds each epoch's plan.
 type Scenario struct {
 	Name, About string
-	// Epochs overrides Config.Epochs (the honest baselines need more
-	// executor-epochs to resolve 1%).
+	// Epochs overrides Config.Epochs (the degraded scenarios need more
+	// faults for a stable median); Honest runs Config.HonestEpochs (the
+	// honest baselines need many executor-epochs to resolve 1%).
 	Epochs int
+	Honest bool
 	plan   func(c Config, r *rand.Rand, start int64) Plan
 }
 
@@ -59,9 +61,9 @@ func Scenarios() []Scenario {
 		{Name: "flapping", About: "targets dark 100 blocks, up 300, repeatedly", plan: flapping},
 		{Name: "idle", About: "no client traffic; targets go dark for 1,000 blocks", plan: idle},
 		{Name: "dc-loss", About: "30% of executors dark at once for 1,000 blocks", plan: datacenterLoss},
-		{Name: "honest-3.25", About: "every executor misses 3.25% at random", Epochs: 10, plan: honest(325)},
-		{Name: "honest-5", About: "every executor misses 5% at random", Epochs: 10, plan: honest(500)},
-		{Name: "honest-10", About: "every executor misses 10% at random", Epochs: 10, plan: honest(1_000)},
+		{Name: "honest-3.25", About: "every executor misses 3.25% at random", Honest: true, plan: honest(325)},
+		{Name: "honest-5", About: "every executor misses 5% at random", Honest: true, plan: honest(500)},
+		{Name: "honest-10", About: "every executor misses 10% at random", Honest: true, plan: honest(1_000)},
 		{Name: "rise", About: "every request misses 8% more for an hour (720 blocks), the client side's fault", plan: rise},
 		{Name: "grief", About: "one griefing agent starts 2 inferences a block on a healthy executor and never forwards them", plan: grief},
 	}

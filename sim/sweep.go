@@ -16,7 +16,7 @@ import (
 // k/2 pairs.
 func SweepRules(c Config) []breaker.TripRule {
 	rules := []breaker.TripRule{c.Params.BreakerParams().Rules[breaker.Traffic]}
-	for _, wk := range [][2]uint32{{24, 5}, {24, 6}, {32, 5}, {32, 6}, {32, 7}, {40, 7}, {48, 8}, {64, 9}} {
+	for _, wk := range [][2]uint32{{20, 7}, {24, 5}, {24, 6}, {32, 5}, {32, 7}, {40, 9}, {64, 11}} {
 		w, k := wk[0], wk[1]
 		// The threshold that trips at k misses of w and not at k-1:
 		// misses*100 > pct*w.

@@ -78,12 +78,7 @@ func newWorld(c Config, sc Scenario, s Strategy) *world {
 	}
 }
 
-func (w *world) epochs() int {
-	if w.sc.Epochs > 0 {
-		return w.sc.Epochs
-	}
-	return w.c.Epochs
-}
+func (w *world) epochs() int { return w.c.epochsOf(w.sc) }
 
 // run simulates every epoch and returns the figures.
 func (w *world) run() (*metrics, error) {

@@ -32,7 +32,8 @@ func run() error {
 	flag.IntVar(&c.Agents, "agents", c.Agents, "honest transfer agents")
 	flag.IntVar(&c.RequestsPerBlock, "requests", c.RequestsPerBlock, "client requests per block")
 	flag.Int64Var(&c.EpochLength, "epoch", c.EpochLength, "epoch length in blocks")
-	flag.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs per scenario (the honest baselines run 10)")
+	flag.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs per fault scenario (the degraded ones run 5)")
+	flag.IntVar(&c.HonestEpochs, "honest-epochs", c.HonestEpochs, "epochs per honest baseline scenario")
 	flag.Int64Var(&c.ExpirationBlocks, "expiration", c.ExpirationBlocks, "blocks before an unfinished request is a miss")
 	flag.IntVar(&c.Targets, "targets", c.Targets, "executors a fault scenario hits per epoch")
 	scenarios := flag.String("scenarios", "", "comma-separated scenarios (default all)")
@@ -41,7 +42,7 @@ func run() error {
 	sweep := flag.Bool("sweep", false, "print the traffic trip-rule calibration table instead")
 	flag.Parse()
 	if *sweep {
-		rows, err := sim.Sweep(c, sim.SweepRules())
+		rows, err := sim.Sweep(c, sim.SweepRules(c))
 		if err != nil {
 			return err
 		}
