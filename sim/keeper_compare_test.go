@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// execView is one executor as both sides must show it after a block: its
+// breaker record as the ExecutorHealth query reports it, and its epoch
+// stats and status.
+type execView struct {
+	State                                 types.HealthState
+	Reason                                types.HealthReason
+	Evidence                              types.SampleKind
+	Since, ExcludedAt                     int64
+	Cooldown                              uint64
+	Exclusions, CapRefusals               uint32
+	TrafficSamples, TrafficMisses         uint32
+	AttestedSamples, AttestedMisses, Held uint32
+	Probe                                 string
+	InferenceCount, MissedRequests        uint64
+	Status                                types.ParticipantStatus
+}
+
+// agentView is one agent's standing this epoch.
+type agentView struct {
+	Finished, Charged uint64
+	Stopped           bool
+}
+
+// simView is the simulator's executor as the keeper would store it: the
+// enums are the breaker's, as x/inference/health converts them.
+func simView(x execState, window uint32) execView {
+	r := x.Record
+	v := execView{
+		State: types.HealthState(r.State), Reason: types.HealthReason(r.Reason), Evidence: types.SampleKind(r.Evidence),
+		Since: r.Since, ExcludedAt: r.ExcludedAt, Cooldown: r.Cooldown, Exclusions: r.Exclusions, CapRefusals: r.CapRefusals,
+		Held: x.Held, InferenceCount: x.Finished, MissedRequests: x.Missed, Status: types.PARTICIPANT_STATUS_ACTIVE,
+	}
+	v.TrafficSamples, v.TrafficMisses = r.Windows[breaker.Traffic].Last(window)
+	v.AttestedSamples, v.AttestedMisses = r.Windows[breaker.Attested].Last(window)
+	if x.ProbeID != 0 {
+		v.Probe = inferenceID(x.ProbeID)
+	}
+	if x.Inactive {
+		v.Status = types.PARTICIPANT_STATUS_INACTIVE
+	}
+	return v
+}
+
+func (r *replay) keeperView(i int) execView {
+	t := r.t
+	ctx := r.tc.Ctx
+	res, err := r.q.ExecutorHealth(ctx, &types.QueryExecutorHealthRequest{Address: r.bech(r.execs[i])})
+	require.NoError(t, err)
+	h := res.Health
+	p, err := r.k.Participants.Get(ctx, r.execs[i])
+	require.NoError(t, err)
+	return execView{
+		State: h.State, Reason: h.Reason, Evidence: h.Evidence, Since: h.SinceHeight, ExcludedAt: h.ExcludedAt,
+		Cooldown: h.CooldownBlocks, Exclusions: h.Exclusions, CapRefusals: h.CapRefusals,
+		TrafficSamples: h.TrafficSamples, TrafficMisses: h.TrafficMisses,
+		AttestedSamples: h.AttestedSamples, AttestedMisses: h.AttestedMisses, Held: h.HeldMisses,
+		Probe: h.ProbeInferenceId, InferenceCount: p.CurrentEpochStats.InferenceCount,
+		MissedRequests: p.CurrentEpochStats.MissedRequests, Status: p.Status,
+	}
+}
+
+func (r *replay) keeperAgent(a int) agentView {
+	res, err := r.q.TransferAgent(r.tc.Ctx, &types.QueryTransferAgentRequest{Address: r.bech(r.agents[a])})
+	require.NoError(r.t, err)
+	s := res.Agent.Agent.Standing
+	return agentView{Finished: s.Finished, Charged: s.ChargedMisses, Stopped: s.StoppedHeight != 0}
+}
+
+// compare fails at the first executor or agent that differs after b.
+func (r *replay) compare(b *blockTrace) {
+	for i, x := range b.End.Execs {
+		want, got := simView(x, r.window), r.keeperView(i)
+		if want != got {
+			r.t.Fatalf("after block %d, executor %d differs:\n  sim    %+v\n  keeper %+v", b.Height, i, want, got)
+		}
+	}
+	for a, s := range b.End.Agents {
+		want, got := agentView{Finished: s.finished, Charged: s.charged, Stopped: s.stopped}, r.keeperAgent(a)
+		if want != got {
+			r.t.Fatalf("after block %d, agent %d differs:\n  sim    %+v\n  keeper %+v", b.Height, a, want, got)
+		}
+	}
+}
+
+// crossFigures are what the case exercised, so the test can insist it
+// was eventful.
+type crossFigures struct {
+	starts, refused, stoppedRefusals, notRoutable, probeRefusals, probes int
+	exclusions                                                           [2]int // by breaker.Kind
+	restores                                                             map[breaker.Reason]int
+	capRefusals, inactive, stoppedAgents, heldMisses                     int
+}
+
+// after counts the state changes between block i-1 and block i.
+func (f *crossFigures) after(tape []blockTrace, i int) {
+	if f.restores == nil {
+		f.restores = map[breaker.Reason]int{}
+	}
+	now := tape[i].End
+	var before snapshot
+	if i > 0 {
+		before = tape[i-1].End
+	}
+	f.inactive, f.stoppedAgents = 0, 0
+	for e, x := range now.Execs {
+		var was execState
+		if before.Execs != nil {
+			was = before.Execs[e]
+		}
+		if d := int(x.Record.Exclusions) - int(was.Record.Exclusions); d > 0 {
+			f.exclusions[x.Record.Evidence] += d
+		}
+		if was.Record.State != breaker.Healthy && x.Record.State == breaker.Healthy {
+			f.restores[x.Record.Reason]++
+		}
+		f.capRefusals += max(0, int(x.Record.CapRefusals)-int(was.Record.CapRefusals))
+		if x.Inactive {
+			f.inactive++
+		}
+		if x.Held > 0 {
+			f.heldMisses++
+		}
+	}
+	for _, a := range now.Agents {
+		if a.stopped {
+			f.stoppedAgents++
+		}
+	}
+}
