@@ -97,7 +97,7 @@ type crossFigures struct {
 	starts, refused, stoppedRefusals, notRoutable, probeRefusals, probes int
 	exclusions                                                           [2]int // by breaker.Kind
 	restores                                                             map[breaker.Reason]int
-	capRefusals, inactive, stoppedAgents, heldMisses                     int
+	capRefusals, inactive, stoppedAgents, heldMisses, refunds            int
 }
 
 // after counts the state changes between block i-1 and block i.
@@ -130,9 +130,68 @@ func (f *crossFigures) after(tape []blockTrace, i int) {
 			f.heldMisses++
 		}
 	}
-	for _, a := range now.Agents {
-		if a.stopped {
+	for _, s := range now.Agents {
+		if s.stopped {
 			f.stoppedAgents++
 		}
 	}
+}
+
+// compareStored checks, once the run is over, what the per-block views
+// summarise: every breaker record the keeper stores (whole sample windows
+// and evidence ledger, through its genesis export) and the outcomes still
+// queued for the next step, against the simulator's.
+func (r *replay) compareStored(last *blockTrace) {
+	t := r.t
+	gs, err := r.k.ExportGenesis(r.tc.Ctx)
+	require.NoError(t, err)
+	agent := map[string]string{}
+	for a := range r.agents {
+		agent[agentName(r.c, a)] = r.bech(r.agents[a])
+	}
+	got := map[string]types.ExecutorHealth{}
+	for _, h := range gs.ExecutorHealth {
+		got[h.Address] = h
+	}
+	pending := map[string]int{}
+	for _, p := range gs.PendingSamples {
+		pending[p.Executor]++
+	}
+	for i, x := range last.End.Execs {
+		addr := r.bech(r.execs[i])
+		require.Equal(t, x.Pending, pending[addr], "after block %d, executor %d: queued outcomes (sim, keeper)", last.Height, i)
+		h, stored := got[addr]
+		require.Equal(t, x.Stored, stored, "after block %d, executor %d: has a breaker record (sim, keeper)", last.Height, i)
+		if stored {
+			require.Equal(t, storedView(x, addr, agent), h, "after block %d, executor %d: breaker record (sim, keeper)", last.Height, i)
+		}
+	}
+}
+
+// storedView is the simulator's executor as the keeper's store would hold
+// it, with the simulator's agent names mapped to the agents' addresses.
+func storedView(x execState, addr string, agent map[string]string) types.ExecutorHealth {
+	r, l := x.Record, x.Ledger
+	tw, aw := r.Windows[breaker.Traffic], r.Windows[breaker.Attested]
+	h := types.ExecutorHealth{
+		Address: addr, State: types.HealthState(r.State),
+		Traffic:  types.SampleWindow{Bits: tw.Bits, Count: tw.Count},
+		Attested: types.SampleWindow{Bits: aw.Bits, Count: aw.Count},
+		Evidence: types.SampleKind(r.Evidence), Reason: types.HealthReason(r.Reason),
+		SinceHeight: r.Since, ExcludedAt: r.ExcludedAt, CooldownBlocks: r.Cooldown,
+		Exclusions: r.Exclusions, CapRefusals: r.CapRefusals,
+		TrafficOutcomes: l.Outcomes, AttestedMissAt: l.AttestedMissAt,
+	}
+	if x.ProbeID != 0 {
+		h.ProbeInferenceId = inferenceID(x.ProbeID)
+	}
+	for _, m := range l.Misses {
+		h.RecentMisses = append(h.RecentMisses, types.TrafficMiss{
+			Agent: agent[m.Agent], Outcome: m.Outcome, StartHeight: m.Start, EndHeight: m.End, Counted: m.Counted, Probe: m.Probe,
+		})
+	}
+	for _, a := range l.AttestedCredited {
+		h.AttestedCredited = append(h.AttestedCredited, agent[a])
+	}
+	return h
 }

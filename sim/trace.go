@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/evidence"
 )
 
 // recorder is the chain strategy with a tape: it passes every call on and
@@ -69,12 +70,15 @@ type snapshot struct {
 }
 
 // execState is one executor as the keeper stores it: its breaker record
-// (zero when it has none), held misses, probe and epoch stats.
+// and evidence ledger (zero when it has none), probe, outcomes queued for
+// the next step and epoch stats.
 type execState struct {
 	Stored           bool
 	Record           breaker.Record
+	Ledger           evidence.Ledger
 	Held             uint32
 	ProbeID          uint64
+	Pending          int
 	Finished, Missed uint64
 	Inactive         bool
 }
@@ -105,10 +109,17 @@ func (r *recorder) close() {
 	for i := range r.execs {
 		x := &r.execs[i]
 		b.End.Execs = append(b.End.Execs, execState{
-			Stored: x.stored, Record: x.x.Record, Held: x.x.Ledger.Held(), ProbeID: x.probeID,
-			Finished: x.finished, Missed: x.missed, Inactive: x.inactive,
+			Stored: x.stored, Record: x.x.Record, Ledger: cloneLedger(x.x.Ledger), Held: x.x.Ledger.Held(),
+			ProbeID: x.probeID, Pending: len(x.pending), Finished: x.finished, Missed: x.missed, Inactive: x.inactive,
 		})
 	}
+}
+
+// cloneLedger copies a ledger, so later blocks cannot change a snapshot.
+func cloneLedger(l evidence.Ledger) evidence.Ledger {
+	l.Misses = append([]evidence.Miss(nil), l.Misses...)
+	l.AttestedCredited = append([]string(nil), l.AttestedCredited...)
+	return l
 }
 
 func (r *recorder) add(ev traceEvent) {
