@@ -94,10 +94,10 @@ func (r *replay) compare(b *blockTrace) {
 // crossFigures are what the case exercised, so the test can insist it
 // was eventful.
 type crossFigures struct {
-	starts, refused, stoppedRefusals, notRoutable, probeRefusals, probes int
-	exclusions                                                           [2]int // by breaker.Kind
-	restores                                                             map[breaker.Reason]int
-	capRefusals, inactive, stoppedAgents, heldMisses, refunds            int
+	starts, refused, stoppedRefusals, notRoutable, probeRefusals, probes, fallbacks int
+	exclusions                                                                      [2]int // by breaker.Kind
+	restores                                                                        map[breaker.Reason]int
+	capRefusals, inactive, stoppedAgents, heldMisses, refunds                       int
 }
 
 // after counts the state changes between block i-1 and block i.

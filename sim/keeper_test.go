@@ -85,24 +85,7 @@ func crossScenario() Scenario {
 // ExecutorHealth query shows it), epoch stats and status, and each agent's
 // standing must be the same on both sides.
 func TestKeeperAgreesWithTheChainStrategy(t *testing.T) {
-	c := crossConfig()
-	tape, _, err := record(c, crossScenario())
-	require.NoError(t, err)
-	r := newReplay(t, c)
-	var f crossFigures
-	for i := range tape {
-		r.block(&tape[i], &f)
-		r.compare(&tape[i])
-		f.after(tape, i)
-	}
-	r.compareStored(&tape[len(tape)-1])
-	t.Logf("cross-check: %d blocks, %d starts (%d refused: %d agent stopped, %d not routable, %d probe refused), "+
-		"exclusions %d attested / %d traffic, %d probes, restores %d by probe / %d by attestation, "+
-		"%d cap refusals, %d refunds, %d INACTIVE, %d agents stopped",
-		len(tape), f.starts, f.refused, f.stoppedRefusals, f.notRoutable, f.probeRefusals,
-		f.exclusions[breaker.Attested], f.exclusions[breaker.Traffic], f.probes,
-		f.restores[breaker.ReasonProbeSucceeded], f.restores[breaker.ReasonAttestedOK],
-		f.capRefusals, f.refunds, f.inactive, f.stoppedAgents)
+	f := crossCheck(t, crossConfig(), crossScenario())
 	// The case must have been eventful, or agreement proves nothing.
 	require.Positive(t, f.exclusions[breaker.Attested], "no exclusion by attested evidence")
 	require.Positive(t, f.exclusions[breaker.Traffic], "no exclusion by traffic evidence")
@@ -117,6 +100,51 @@ func TestKeeperAgreesWithTheChainStrategy(t *testing.T) {
 	require.Positive(t, f.capRefusals, "the exclusion cap never refused")
 	require.Positive(t, f.heldMisses, "no miss ever held")
 	require.Positive(t, f.refunds, "no charged miss ever refunded by an attestation")
+}
+
+// TestKeeperAgreesWhenSelectionFallsBack: two executors, a cap that lets
+// both be excluded, both dark in blocks 30..59. Once both are out, the
+// selection falls back to the pool before the health stage, and the
+// starts it routes there are accepted although their executor is
+// EXCLUDED.
+func TestKeeperAgreesWhenSelectionFallsBack(t *testing.T) {
+	c := crossConfig()
+	c.Executors, c.Weights, c.Agents, c.RequestsPerBlock = 2, "equal", 2, 4
+	c.EpochLength, c.Params.EpochLength = 120, 120
+	c.Params.HealthCbMaxExcludedWeightPct = 100
+	f := crossCheck(t, c, Scenario{Name: "keeper-fallback", plan: func(c Config, _ *rand.Rand, _ int64) Plan {
+		p := newPlan(c)
+		p.Faults[0] = []Fault{{From: 30, To: 60, MissBP: 10_000, Down: true}}
+		p.Faults[1] = []Fault{{From: 30, To: 60, MissBP: 10_000, Down: true}}
+		return p
+	}})
+	require.Positive(t, f.fallbacks, "selection never fell back")
+	require.Positive(t, f.exclusions[breaker.Attested], "no exclusion by attested evidence")
+}
+
+// crossCheck records sc's run under the chain strategy, replays it
+// through the keeper comparing after every block, and returns what the
+// run exercised.
+func crossCheck(t *testing.T, c Config, sc Scenario) crossFigures {
+	t.Helper()
+	tape, _, err := record(c, sc)
+	require.NoError(t, err)
+	r := newReplay(t, c)
+	var f crossFigures
+	for i := range tape {
+		r.block(&tape[i], &f)
+		r.compare(&tape[i])
+		f.after(tape, i)
+	}
+	r.compareStored(&tape[len(tape)-1])
+	t.Logf("%s: %d blocks, %d starts (%d drawn by the fallback; %d refused: %d agent stopped, %d not routable, %d probe refused), "+
+		"exclusions %d attested / %d traffic, %d probes, restores %d by probe / %d by attestation, "+
+		"%d cap refusals, %d refunds, %d INACTIVE, %d agents stopped",
+		sc.Name, len(tape), f.starts, f.fallbacks, f.refused, f.stoppedRefusals, f.notRoutable, f.probeRefusals,
+		f.exclusions[breaker.Attested], f.exclusions[breaker.Traffic], f.probes,
+		f.restores[breaker.ReasonProbeSucceeded], f.restores[breaker.ReasonAttestedOK],
+		f.capRefusals, f.refunds, f.inactive, f.stoppedAgents)
+	return f
 }
 
 // replay is the keeper side: a genesis with the case's executors (executor
@@ -253,6 +281,9 @@ func (r *replay) start(ctx sdk.Context, h int64, ev traceEvent, f *crossFigures)
 			return
 		default:
 			require.NoError(t, err, "block %d start %d: draw", h, ev.ID)
+			if d.Fallback {
+				f.fallbacks++
+			}
 			require.Equal(t, ev.Exec, r.byAddr[d.Picked.Member.Address],
 				"block %d start %d (seed %d): drawn executor (sim, keeper)", h, ev.ID, ev.Seed)
 			exec = ev.Exec
