@@ -110,7 +110,7 @@ func (f *crossFigures) after(tape []blockTrace, i int) {
 	if i > 0 {
 		before = tape[i-1].End
 	}
-	f.inactive, f.stoppedAgents = 0, 0
+	f.inactive = 0
 	for e, x := range now.Execs {
 		var was execState
 		if before.Execs != nil {
@@ -130,9 +130,9 @@ func (f *crossFigures) after(tape []blockTrace, i int) {
 			f.heldMisses++
 		}
 	}
-	for _, s := range now.Agents {
-		if s.stopped {
-			f.stoppedAgents++
+	for a, s := range now.Agents {
+		if s.stopped && (before.Agents == nil || !before.Agents[a].stopped) {
+			f.stoppedAgents++ // counts again in a later epoch: the boundary resets standings
 		}
 	}
 }

@@ -122,6 +122,24 @@ func TestKeeperAgreesWhenSelectionFallsBack(t *testing.T) {
 	require.Positive(t, f.exclusions[breaker.Attested], "no exclusion by attested evidence")
 }
 
+// TestKeeperAgreesAcrossAnEpochBoundary: two 100-block epochs, executor 0
+// dark in blocks 80..129 of each and a griefer on executor 1 from block 70
+// of each: the boundary clears the breaker, the SPRT and the agents'
+// standing while inferences of the old epoch are still in flight.
+func TestKeeperAgreesAcrossAnEpochBoundary(t *testing.T) {
+	c := crossConfig()
+	c.Executors, c.Weights, c.Agents, c.RequestsPerBlock = 4, "equal", 2, 6
+	c.EpochLength, c.Params.EpochLength, c.Epochs = 100, 100, 2
+	f := crossCheck(t, c, Scenario{Name: "keeper-epochs", plan: func(c Config, _ *rand.Rand, start int64) Plan {
+		p := newPlan(c)
+		p.Faults[0] = []Fault{{From: start + 79, To: start + 129, MissBP: 10_000, Down: true}}
+		p.Grief = Grief{PerBlock: 2, Target: 1, From: start + 69}
+		return p
+	}})
+	require.Positive(t, f.exclusions[breaker.Attested], "no exclusion by attested evidence")
+	require.Equal(t, 2, f.stoppedAgents, "the griefer is stopped in each epoch (its standing resets at the boundary)")
+}
+
 // crossCheck records sc's run under the chain strategy, replays it
 // through the keeper comparing after every block, and returns what the
 // run exercised.
@@ -139,7 +157,7 @@ func crossCheck(t *testing.T, c Config, sc Scenario) crossFigures {
 	r.compareStored(&tape[len(tape)-1])
 	t.Logf("%s: %d blocks, %d starts (%d drawn by the fallback; %d refused: %d agent stopped, %d not routable, %d probe refused), "+
 		"exclusions %d attested / %d traffic, %d probes, restores %d by probe / %d by attestation, "+
-		"%d cap refusals, %d refunds, %d INACTIVE, %d agents stopped",
+		"%d cap refusals, %d refunds, %d INACTIVE, %d agent stops",
 		sc.Name, len(tape), f.starts, f.fallbacks, f.refused, f.stoppedRefusals, f.notRoutable, f.probeRefusals,
 		f.exclusions[breaker.Attested], f.exclusions[breaker.Traffic], f.probes,
 		f.restores[breaker.ReasonProbeSucceeded], f.restores[breaker.ReasonAttestedOK],
@@ -209,7 +227,9 @@ func inferenceID(id uint64) string { return fmt.Sprintf("sim-%d", id) }
 func (r *replay) block(b *blockTrace, f *crossFigures) {
 	t := r.t
 	ctx := r.tc.Ctx.WithBlockHeight(b.Height).WithEventManager(sdk.NewEventManager())
-	samples, err := r.k.AttestedSamples(ctx, 1, r.pack(b))
+	// The bundle's votes were cast in the previous block, in its epoch.
+	voted := uint64(1 + max(0, b.Height-2)/r.c.EpochLength)
+	samples, err := r.k.AttestedSamples(ctx, voted, r.pack(b))
 	require.NoError(t, err, "block %d: attested samples", b.Height)
 	require.NoError(t, r.k.ApplyHealth(ctx, samples), "block %d: breaker step", b.Height)
 	require.NoError(t, r.k.BeginBlock(ctx), "block %d: begin block", b.Height)

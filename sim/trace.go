@@ -91,6 +91,13 @@ func newRecorder(c Config) (*recorder, error) {
 	return &recorder{chain: s}, nil
 }
 
+// NewEpoch closes the previous epoch's last block before the chain
+// forgets it.
+func (r *recorder) NewEpoch(start int64) {
+	r.close()
+	r.chain.NewEpoch(start)
+}
+
 // BeginBlock closes the previous block's trace and opens h's.
 func (r *recorder) BeginBlock(h int64, attested []aggregate.Sample) {
 	r.close()
@@ -98,10 +105,10 @@ func (r *recorder) BeginBlock(h int64, attested []aggregate.Sample) {
 	r.chain.BeginBlock(h, attested)
 }
 
-// close stores the state at the end of the block being traced; the run's
-// last block needs it called once the run is over.
+// close stores the state at the end of the block being traced, once; the
+// run's last block needs it called once the run is over.
 func (r *recorder) close() {
-	if len(r.blocks) == 0 {
+	if len(r.blocks) == 0 || r.blocks[len(r.blocks)-1].End.Execs != nil {
 		return
 	}
 	b := &r.blocks[len(r.blocks)-1]

@@ -92,6 +92,7 @@ func (w *world) run() (*metrics, error) {
 		start := 1 + int64(ep)*w.c.EpochLength
 		w.plan = w.sc.plan(w.c, w.plans, start)
 		w.strategy.NewEpoch(start)
+		votes = nil // the keeper applies the old epoch's last votes before the boundary clears the breaker
 		w.m.newEpoch(w.plan, start)
 		for h := start; h < start+w.c.EpochLength; h++ {
 			var attested []aggregate.Sample
