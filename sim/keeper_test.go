@@ -140,6 +140,26 @@ func TestKeeperAgreesAcrossAnEpochBoundary(t *testing.T) {
 	require.Equal(t, 2, f.stoppedAgents, "the griefer is stopped in each epoch (its standing resets at the boundary)")
 }
 
+// TestKeeperAgreesUnderOtherParams runs the main case again in shadow
+// mode (the breaker records but does not route) and with a single
+// agent's word enough to count a traffic miss.
+func TestKeeperAgreesUnderOtherParams(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*types.Params)
+	}{
+		{"shadow", func(p *types.Params) { p.HealthCbEnforce = false }},
+		{"one-agent-evidence", func(p *types.Params) { p.HealthCbTrafficMinAgents = 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := crossConfig()
+			tc.edit(&c.Params)
+			f := crossCheck(t, c, crossScenario())
+			require.Positive(t, f.exclusions[breaker.Attested]+f.exclusions[breaker.Traffic], "no exclusion")
+		})
+	}
+}
+
 // crossCheck records sc's run under the chain strategy, replays it
 // through the keeper comparing after every block, and returns what the
 // run exercised.
