@@ -83,10 +83,15 @@ func inferenceID(id uint64) string { return fmt.Sprintf("sim-%d", id) }
 func (r *replay) block(b *blockTrace, f *crossFigures) {
 	t := r.t
 	ctx := r.tc.Ctx.WithBlockHeight(b.Height).WithEventManager(sdk.NewEventManager())
-	// The bundle's votes were cast in the previous block, in its epoch.
-	voted := uint64(1 + max(0, b.Height-2)/r.c.EpochLength)
-	samples, err := r.k.AttestedSamples(ctx, voted, r.pack(b))
-	require.NoError(t, err, "block %d: attested samples", b.Height)
+	// The bundle carries the votes of the previous block, about the epoch
+	// the proposer's VoteGroup names (from the state before this block).
+	var samples []keeper.AttestedSample
+	if voted, _, err := r.k.VoteGroup(ctx, b.Height-1); err == nil {
+		samples, err = r.k.AttestedSamples(ctx, voted, r.pack(b))
+		require.NoError(t, err, "block %d: attested samples", b.Height)
+	} else {
+		require.ErrorIs(t, err, types.ErrNoEpoch, "block %d: vote group", b.Height)
+	}
 	require.NoError(t, r.k.ApplyHealth(ctx, samples), "block %d: breaker step", b.Height)
 	require.NoError(t, r.k.BeginBlock(ctx), "block %d: begin block", b.Height)
 	var expired []string

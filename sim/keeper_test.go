@@ -112,16 +112,20 @@ func TestKeeperAgreesWhenSelectionFallsBack(t *testing.T) {
 }
 
 // TestKeeperAgreesAcrossAnEpochBoundary: two 100-block epochs, executor 0
-// dark in blocks 80..129 of each and a griefer on executor 1 from block 70
-// of each: the boundary clears the breaker, the SPRT and the agents'
-// standing while inferences of the old epoch are still in flight.
+// dark in blocks 80..129 and 180..229 and a griefer on executor 1 from
+// block 70 of each: the boundary clears the breaker, the SPRT and the
+// agents' standing while an outage goes on and inferences of the old epoch
+// are still in flight, and the votes about the old epoch's group (cast in
+// its last block and in the new epoch's first) reach nothing.
 func TestKeeperAgreesAcrossAnEpochBoundary(t *testing.T) {
 	c := crossConfig()
 	c.Executors, c.Weights, c.Agents, c.RequestsPerBlock = 4, "equal", 2, 6
 	c.EpochLength, c.Params.EpochLength, c.Epochs = 100, 100, 2
 	f := crossCheck(t, c, Scenario{Name: "keeper-epochs", plan: func(c Config, _ *rand.Rand, start int64) Plan {
 		p := newPlan(c)
-		p.Faults[0] = []Fault{{From: start + 79, To: start + 129, MissBP: 10_000, Down: true}}
+		// Each epoch's plan holds the faults of both, so the first outage
+		// runs on across the boundary.
+		p.Faults[0] = []Fault{{From: 80, To: 130, MissBP: 10_000, Down: true}, {From: 180, To: 230, MissBP: 10_000, Down: true}}
 		p.Grief = Grief{PerBlock: 2, Target: 1, From: start + 69}
 		return p
 	}})
