@@ -74,7 +74,7 @@ func crossScenario() Scenario {
 // ExecutorHealth query shows it), epoch stats and status, and each agent's
 // standing must be the same on both sides.
 func TestKeeperAgreesWithTheChainStrategy(t *testing.T) {
-	f := crossCheck(t, crossConfig(), crossScenario())
+	f := crossCheck(t, crossConfig(), true, crossScenario())
 	// The case must have been eventful, or agreement proves nothing.
 	require.Positive(t, f.exclusions[breaker.Attested], "no exclusion by attested evidence")
 	require.Positive(t, f.exclusions[breaker.Traffic], "no exclusion by traffic evidence")
@@ -101,7 +101,7 @@ func TestKeeperAgreesWhenSelectionFallsBack(t *testing.T) {
 	c.Executors, c.Weights, c.Agents, c.RequestsPerBlock = 2, "equal", 2, 4
 	c.EpochLength, c.Params.EpochLength = 120, 120
 	c.Params.HealthCbMaxExcludedWeightPct = 100
-	f := crossCheck(t, c, Scenario{Name: "keeper-fallback", plan: func(c Config, _ *rand.Rand, _ int64) Plan {
+	f := crossCheck(t, c, true, Scenario{Name: "keeper-fallback", plan: func(c Config, _ *rand.Rand, _ int64) Plan {
 		p := newPlan(c)
 		p.Faults[0] = []Fault{{From: 30, To: 60, MissBP: 10_000, Down: true}}
 		p.Faults[1] = []Fault{{From: 30, To: 60, MissBP: 10_000, Down: true}}
@@ -121,7 +121,7 @@ func TestKeeperAgreesAcrossAnEpochBoundary(t *testing.T) {
 	c := crossConfig()
 	c.Executors, c.Weights, c.Agents, c.RequestsPerBlock = 4, "equal", 2, 6
 	c.EpochLength, c.Params.EpochLength, c.Epochs = 100, 100, 2
-	f := crossCheck(t, c, Scenario{Name: "keeper-epochs", plan: func(c Config, _ *rand.Rand, start int64) Plan {
+	f := crossCheck(t, c, true, Scenario{Name: "keeper-epochs", plan: func(c Config, _ *rand.Rand, start int64) Plan {
 		p := newPlan(c)
 		// Each epoch's plan holds the faults of both, so the first outage
 		// runs on across the boundary.
@@ -134,32 +134,35 @@ func TestKeeperAgreesAcrossAnEpochBoundary(t *testing.T) {
 }
 
 // TestKeeperAgreesUnderOtherParams runs the main case again in shadow
-// mode (the breaker records but does not route) and with a single
-// agent's word enough to count a traffic miss.
+// mode (the breaker records but does not route), with a single agent's
+// word enough to count a traffic miss, and as the chain-traffic strategy
+// (no validator attests: every bundle is empty).
 func TestKeeperAgreesUnderOtherParams(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		edit func(*types.Params)
+		name    string
+		attests bool
+		edit    func(*types.Params)
 	}{
-		{"shadow", func(p *types.Params) { p.HealthCbEnforce = false }},
-		{"one-agent-evidence", func(p *types.Params) { p.HealthCbTrafficMinAgents = 1 }},
+		{"shadow", true, func(p *types.Params) { p.HealthCbEnforce = false }},
+		{"one-agent-evidence", true, func(p *types.Params) { p.HealthCbTrafficMinAgents = 1 }},
+		{"traffic-only", false, func(*types.Params) {}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := crossConfig()
 			c.EpochLength, c.Params.EpochLength = 300, 300 // past the griefer's stop
 			tc.edit(&c.Params)
-			f := crossCheck(t, c, crossScenario())
+			f := crossCheck(t, c, tc.attests, crossScenario())
 			require.Positive(t, f.exclusions[breaker.Attested]+f.exclusions[breaker.Traffic], "no exclusion")
 		})
 	}
 }
 
-// crossCheck records sc's run under the chain strategy, replays it
-// through the keeper comparing after every block, and returns what the
-// run exercised.
-func crossCheck(t *testing.T, c Config, sc Scenario) crossFigures {
+// crossCheck records sc's run under the chain strategy (chain-traffic
+// unless attests), replays it through the keeper comparing after every
+// block, and returns what the run exercised.
+func crossCheck(t *testing.T, c Config, attests bool, sc Scenario) crossFigures {
 	t.Helper()
-	tape, _, err := record(c, sc)
+	tape, _, err := recordRun(c, sc, attests)
 	require.NoError(t, err)
 	r := newReplay(t, c)
 	var f crossFigures
@@ -189,7 +192,7 @@ func TestKeeperAgreesOnEveryScenario(t *testing.T) {
 			c.Targets, c.RequestsPerBlock = 2, 6
 			c.EpochLength, c.Params.EpochLength = 120, 120
 			sc.Epochs = 0
-			crossCheck(t, c, sc)
+			crossCheck(t, c, true, sc)
 		})
 	}
 }

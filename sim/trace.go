@@ -83,8 +83,12 @@ type execState struct {
 	Inactive         bool
 }
 
-func newRecorder(c Config) (*recorder, error) {
-	s, err := newChain("chain", c, true)
+func newRecorder(c Config, attests bool) (*recorder, error) {
+	name := "chain-traffic"
+	if attests {
+		name = "chain"
+	}
+	s, err := newChain(name, c, attests)
 	if err != nil {
 		return nil, err
 	}
@@ -168,12 +172,13 @@ func (r *recorder) Expire(h int64, inf *Inference) {
 	r.chain.Expire(h, inf)
 }
 
-// record runs sc through the recorded chain strategy and returns the tape.
-func record(c Config, sc Scenario) ([]blockTrace, *metrics, error) {
+// recordRun runs sc through the recorded chain strategy, with the
+// validators' attestation or on traffic alone, and returns the tape.
+func recordRun(c Config, sc Scenario, attests bool) ([]blockTrace, *metrics, error) {
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	r, err := newRecorder(c)
+	r, err := newRecorder(c, attests)
 	if err != nil {
 		return nil, nil, err
 	}
