@@ -30,17 +30,18 @@ type agentView struct {
 	Stopped           bool
 }
 
-// simView is the simulator's executor as the keeper would store it: the
-// enums are the breaker's, as x/inference/health converts them.
-func simView(x execState, window uint32) execView {
+// simView is the simulator's executor as the keeper would show it: the
+// enums are the breaker's, as x/inference/health converts them, and each
+// kind's window is counted over that kind's trip-rule window.
+func simView(x execState, rules breaker.Params) execView {
 	r := x.Record
 	v := execView{
 		State: types.HealthState(r.State), Reason: types.HealthReason(r.Reason), Evidence: types.SampleKind(r.Evidence),
 		Since: r.Since, ExcludedAt: r.ExcludedAt, Cooldown: r.Cooldown, Exclusions: r.Exclusions, CapRefusals: r.CapRefusals,
 		Held: x.Held, InferenceCount: x.Finished, MissedRequests: x.Missed, Status: types.PARTICIPANT_STATUS_ACTIVE,
 	}
-	v.TrafficSamples, v.TrafficMisses = r.Windows[breaker.Traffic].Last(window)
-	v.AttestedSamples, v.AttestedMisses = r.Windows[breaker.Attested].Last(window)
+	v.TrafficSamples, v.TrafficMisses = r.Windows[breaker.Traffic].Last(rules.Rules[breaker.Traffic].WindowSamples)
+	v.AttestedSamples, v.AttestedMisses = r.Windows[breaker.Attested].Last(rules.Rules[breaker.Attested].WindowSamples)
 	if x.ProbeID != 0 {
 		v.Probe = inferenceID(x.ProbeID)
 	}
@@ -78,7 +79,7 @@ func (r *replay) keeperAgent(a int) agentView {
 // compare fails at the first executor or agent that differs after b.
 func (r *replay) compare(b *blockTrace) {
 	for i, x := range b.End.Execs {
-		want, got := simView(x, r.window), r.keeperView(i)
+		want, got := simView(x, r.rules), r.keeperView(i)
 		if want != got {
 			r.t.Fatalf("after block %d, executor %d differs:\n  sim    %+v\n  keeper %+v", b.Height, i, want, got)
 		}

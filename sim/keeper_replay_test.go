@@ -33,7 +33,8 @@ type replay struct {
 	execs  []sdk.AccAddress
 	agents []sdk.AccAddress
 	byAddr map[string]int
-	window uint32
+	// rules are the trip rules, whose windows the ExecutorHealth query counts over.
+	rules breaker.Params
 }
 
 func newReplay(t *testing.T, c Config) *replay {
@@ -42,7 +43,7 @@ func newReplay(t *testing.T, c Config) *replay {
 	params := c.Params
 	params.EpochLength, params.ExpirationBlocks = uint64(c.EpochLength), uint64(c.ExpirationBlocks)
 	r := &replay{t: t, c: c, k: k, q: keeper.NewQueryServerImpl(k), tc: tc,
-		byAddr: map[string]int{}, window: uint32(params.HealthCbWindowSamples)}
+		byAddr: map[string]int{}, rules: params.BreakerParams()}
 	gs := types.DefaultGenesis()
 	gs.Params = params
 	for a := 0; a <= c.Agents; a++ {

@@ -30,7 +30,7 @@ func crossConfig() Config {
 	p.HealthCbInitialCooldownBlocks, p.HealthCbMaxCooldownBlocks = 5, 40
 	p.DowntimeHThreshold = math.LegacyNewDec(20)
 	return Config{
-		Seed: 10, Executors: 6, Weights: "skewed",
+		Seed: 27, Executors: 6, Weights: "skewed",
 		Validators: 4, Flaky: 1, Byzantine: 1, FlakyPct: 10,
 		Agents: 3, RequestsPerBlock: 8,
 		EpochLength: crossBlocks, Epochs: 1, ExpirationBlocks: 10, Targets: 1,
