@@ -73,6 +73,11 @@ func crossScenario() Scenario {
 // block. After every block each executor's breaker record (as the
 // ExecutorHealth query shows it), epoch stats and status, and each agent's
 // standing must be the same on both sides.
+//
+// Attacks both sides must handle alike: a griefing agent that never
+// forwards (its misses held and charged until it is stopped), an agent
+// asking again for a probe it let expire (probe hoarding, ProbeHeldFrom),
+// and a lying validator (one of four, outvoted).
 func TestKeeperAgreesWithTheChainStrategy(t *testing.T) {
 	f := crossCheck(t, crossConfig(), true, crossScenario())
 	// The case must have been eventful, or agreement proves nothing.
