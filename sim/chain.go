@@ -122,6 +122,8 @@ func (s *chain) State(e int) State {
 // BeginBlock is health.Store.Step: promote, queued traffic, attested.
 func (s *chain) BeginBlock(h int64, attested []aggregate.Sample) {
 	s.height = h
+	// The pre-blocker (keeper.AttestedSamples) drops an ok for an executor without a record before the step runs.
+	attested = slices.DeleteFunc(slices.Clone(attested), func(a aggregate.Sample) bool { return !a.Miss && !s.execs[a.Index].stored })
 	for e := range s.execs {
 		x := &s.execs[e]
 		if x.x.Record.State != breaker.Excluded {

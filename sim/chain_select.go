@@ -26,6 +26,7 @@ func (s *chain) Start(h int64, inf *Inference, seed uint64) bool {
 	}
 	r := x.x.Record
 	switch {
+	case !s.params.HealthCbEnforce: // shadow mode: the health stage refuses no one
 	case r.State == breaker.Excluded && r.ExcludedAt < h-1,
 		r.State == breaker.Probe && r.ProbeInFlight:
 		// The keeper's CheckRoutable lets the start through only while the

@@ -87,6 +87,9 @@ func (w *world) run() (*metrics, error) {
 		start := 1 + int64(ep)*w.c.EpochLength
 		w.plan = w.sc.plan(w.c, w.plans, start)
 		w.strategy.NewEpoch(start)
+		// The keeper applies the old epoch's last votes before the boundary clears the breaker, and drops the
+		// votes of a new epoch's first block (keeper.VoteGroup: they attest about the old epoch's group).
+		votes = nil
 		w.m.newEpoch(w.plan, start)
 		for h := start; h < start+w.c.EpochLength; h++ {
 			var attested []aggregate.Sample
@@ -102,6 +105,9 @@ func (w *world) run() (*metrics, error) {
 				var err error
 				if votes, err = w.vote(h); err != nil {
 					return nil, fmt.Errorf("block %d votes: %w", h, err)
+				}
+				if h == start && ep > 0 {
+					votes = nil
 				}
 			}
 		}
