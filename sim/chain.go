@@ -122,8 +122,11 @@ func (s *chain) State(e int) State {
 // BeginBlock is health.Store.Step: promote, queued traffic, attested.
 func (s *chain) BeginBlock(h int64, attested []aggregate.Sample) {
 	s.height = h
-	// The pre-blocker (keeper.AttestedSamples) drops an ok for an executor without a record before the step runs.
-	attested = slices.DeleteFunc(slices.Clone(attested), func(a aggregate.Sample) bool { return !a.Miss && !s.execs[a.Index].stored })
+	// The pre-blocker (keeper.AttestedSamples) drops an ok for an executor
+	// that has no record and nothing queued: it would change nothing.
+	attested = slices.DeleteFunc(slices.Clone(attested), func(a aggregate.Sample) bool {
+		return !a.Miss && !s.execs[a.Index].stored && len(s.execs[a.Index].pending) == 0
+	})
 	for e := range s.execs {
 		x := &s.execs[e]
 		if x.x.Record.State != breaker.Excluded {
@@ -154,6 +157,7 @@ func (s *chain) applyBatch(h int64, e int) {
 	x.pending = nil
 	if !x.stored {
 		x.x.Record.Windows[breaker.Traffic] = breaker.Prefilled(batch[0].priorOks)
+		x.x.Record.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
 	}
 	for _, q := range batch {
 		probe := x.x.Record.ProbeInFlight && x.probeID == q.inf.ID

@@ -33,7 +33,7 @@ func crossConfig() Config {
 		Seed: 27, Executors: 6, Weights: "skewed",
 		Validators: 4, Flaky: 1, Byzantine: 1, FlakyPct: 10,
 		Agents: 3, RequestsPerBlock: 8,
-		EpochLength: crossBlocks, Epochs: 1, ExpirationBlocks: 10, Targets: 1,
+		EpochLength: crossBlocks, Epochs: 1, HonestEpochs: 1, ExpirationBlocks: 10, Targets: 1,
 		Params: p,
 	}
 }
@@ -196,7 +196,7 @@ func TestKeeperAgreesOnEveryScenario(t *testing.T) {
 			c := crossConfig()
 			c.Targets, c.RequestsPerBlock = 2, 6
 			c.EpochLength, c.Params.EpochLength = 120, 120
-			sc.Epochs = 0
+			sc.Epochs, sc.Honest = 0, false
 			crossCheck(t, c, true, sc)
 		})
 	}

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"slices"
 	"context"
 	"fmt"
 
@@ -61,15 +62,30 @@ func (s Store) NotHealthy(ctx context.Context, page *query.PageRequest, bp break
 // order. Most blocks hold no one, and learn it from the record count
 // without opening an iterator.
 func (s Store) Held(ctx context.Context) ([]sdk.AccAddress, error) {
-	if count, err := s.heldCount(ctx); err != nil || count == 0 {
+	count, err := s.heldCount(ctx)
+	if err != nil {
 		return nil, err
 	}
 	var held []sdk.AccAddress
-	if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, _ types.ExecutorHealth) (bool, error) {
-		held = append(held, addr)
-		return false, nil
-	}); err != nil {
-		return nil, fmt.Errorf("walk breaker records: %w", err)
+	if count > 0 {
+		if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, _ types.ExecutorHealth) (bool, error) {
+			held = append(held, addr)
+			return false, nil
+		}); err != nil {
+			return nil, fmt.Errorf("walk breaker records: %w", err)
+		}
+	}
+	// The step applies the queued outcomes before the attested samples,
+	// so an executor with one queued may hold a record by then: its ok
+	// must reach it too.
+	queued, err := s.queuedExecutors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, addr := range queued {
+		if !slices.ContainsFunc(held, func(h sdk.AccAddress) bool { return h.Equals(addr) }) {
+			held = append(held, addr)
+		}
 	}
 	return held, nil
 }

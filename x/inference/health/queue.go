@@ -130,3 +130,23 @@ func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, i
 		Executor: address, InferenceId: inferenceID, Height: sdkCtx.BlockHeight(),
 	})
 }
+
+// queuedExecutors are the executors with an outcome queued for the next
+// step, in address order, each once. A block with nothing queued opens no
+// iterator.
+func (s Store) queuedExecutors(ctx context.Context) ([]sdk.AccAddress, error) {
+	marked, err := s.queued.Has(ctx)
+	if err != nil || !marked {
+		return nil, err
+	}
+	var out []sdk.AccAddress
+	if err := s.pending.Walk(ctx, nil, func(key collections.Pair[sdk.AccAddress, uint64], _ types.PendingSample) (bool, error) {
+		if n := len(out); n == 0 || !out[n-1].Equals(key.K1()) {
+			out = append(out, key.K1())
+		}
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("walk pending samples: %w", err)
+	}
+	return out, nil
+}

@@ -169,7 +169,12 @@ func (st *step) applyBatch(batch []queuedSample) error {
 	}
 	after := before
 	if !before.stored {
+		// A new record: its traffic history is the successes counted this
+		// epoch, and its attested one a full window of oks, as when an
+		// attested miss creates it (attested samples come every block, and
+		// the executor had no attested miss, or it would hold a record).
 		after.rec.Windows[breaker.Traffic] = breaker.Prefilled(batch[0].sample.PriorOks)
+		after.rec.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
 	}
 	for _, q := range batch {
 		probe := after.rec.ProbeInFlight && after.probeID == q.sample.InferenceId
