@@ -38,7 +38,7 @@ func (s *chain) Start(h int64, inf *Inference, seed uint64) bool {
 		return true
 	}
 	if x.x.Ledger.ProbeHeldFrom(s.agents[inf.Agent], r.Since) {
-		return false
+		return !s.params.HealthCbEnforce // shadow mode: a start, not a probe
 	}
 	x.x.Record, x.probeID, x.stored = claimed, inf.ID, true
 	inf.Probe = true

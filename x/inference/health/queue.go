@@ -98,7 +98,8 @@ func (s Store) priorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32,
 // executor whose slot is free: its outcome alone decides the probe. An
 // agent whose earlier probe of this PROBE period expired uncorroborated is
 // refused: otherwise one account could take every probe and let it expire,
-// keeping a recovered executor out for the whole epoch.
+// keeping a recovered executor out for the whole epoch. In shadow mode
+// (health_cb_enforce false) it is not refused; its start is no probe.
 func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, inferenceID string) error {
 	before, err := s.load(ctx, executor)
 	if err != nil {
@@ -109,6 +110,14 @@ func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, i
 		return nil
 	}
 	if before.ledger.ProbeHeldFrom(agent, before.rec.Since) {
+		params, err := s.module.LoadParams(ctx)
+		if err != nil {
+			return fmt.Errorf("load params: %w", err)
+		}
+		if !params.HealthCbEnforce {
+			// Shadow mode refuses no start: this one just does not probe.
+			return nil
+		}
 		address, err := s.ac.BytesToString(executor)
 		if err != nil {
 			return fmt.Errorf("encode executor: %w", err)
