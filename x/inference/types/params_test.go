@@ -180,9 +180,11 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 // can be built from and evaluated (the keeper does both in EndBlock), and
 // the breaker accepts as its own params, each kind's rule as given.
 func FuzzParamsValidate(f *testing.F) {
-	f.Add(uint64(2000), uint64(20), uint64(10), int64(100000000000000000), int64(200000000000000000), int64(4000000000000000000), uint64(6), uint64(0),
-		uint64(25), uint64(4), uint64(16), uint64(3), uint64(50), uint64(500), uint64(50),
-		uint64(25), uint64(16), uint64(32), uint64(8))
+	d := types.DefaultParams() // the first seed is the defaults, whatever they are
+	f.Add(d.EpochLength, d.PocPhaseBlocks, d.ExpirationBlocks, int64(100000000000000000), int64(200000000000000000), int64(4000000000000000000), uint64(6), uint64(0),
+		d.HealthCbMissThresholdPct, d.HealthCbMinSamples, d.HealthCbWindowSamples, d.HealthCbConsecutiveMisses,
+		d.HealthCbInitialCooldownBlocks, d.HealthCbMaxCooldownBlocks, d.HealthCbMaxExcludedWeightPct,
+		d.HealthCbTrafficMissThresholdPct, d.HealthCbTrafficMinSamples, d.HealthCbTrafficWindowSamples, d.HealthCbTrafficConsecutiveMisses)
 	f.Add(uint64(2), uint64(1), uint64(2), int64(1), int64(999999999999999999), int64(1), ^uint64(0), ^uint64(0),
 		uint64(100), uint64(64), uint64(64), uint64(64), uint64(1), uint64(1), uint64(100),
 		uint64(1), uint64(1), uint64(1), uint64(1))
