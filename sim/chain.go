@@ -42,7 +42,6 @@ type chain struct {
 	// pool caches the selection pool until something changes.
 	pool       []int
 	poolW      []uint64
-	poolProbe  []bool
 	poolValid  bool
 	fallback   bool // the health stage left no one: the pool is the one before it
 	poolHeight int64

@@ -1,9 +1,9 @@
 package health
 
 import (
-	"slices"
 	"context"
 	"fmt"
+	"slices"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/cosmos/cosmos-sdk/types/query"
