@@ -72,7 +72,20 @@ func Run(c Config, scenarios, strategies []string) ([]Result, error) {
 
 func runScenario(c Config, sc Scenario, strategies []string) ([]Figures, error) {
 	figs := make([]Figures, len(strategies))
-	errs := make([]error, len(strategies))
+	err := parallel(len(strategies), func(i int) error {
+		var err error
+		if figs[i], err = runOne(c, sc, strategies[i]); err != nil {
+			return fmt.Errorf("%s: %w", strategies[i], err)
+		}
+		return nil
+	})
+	return figs, err
+}
+
+// parallel runs f(0), ..., f(n-1) on every core, each call independent,
+// and returns the error of the lowest i that failed.
+func parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -80,21 +93,21 @@ func runScenario(c Config, sc Scenario, strategies []string) ([]Figures, error) 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				figs[i], errs[i] = runOne(c, sc, strategies[i])
+				errs[i] = f(i)
 			}
 		}()
 	}
-	for i := range strategies {
+	for i := range n {
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
-	for i, err := range errs {
+	for _, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", strategies[i], err)
+			return err
 		}
 	}
-	return figs, nil
+	return nil
 }
 
 func runOne(c Config, sc Scenario, name string) (Figures, error) {

@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
 )
@@ -47,39 +45,17 @@ func Sweep(c Config, rules []breaker.TripRule) ([]SweepRow, error) {
 	}
 	names := []string{"honest-3.25", "honest-5", "honest-10", "degraded-28", "degraded-40", "dead"}
 	rows := make([]SweepRow, len(rules))
-	type job struct{ rule, sc int }
-	jobs := make(chan job)
 	figs := make([][]Figures, len(rules))
 	for i := range figs {
 		figs[i] = make([]Figures, len(names))
 	}
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				f, err := sweepOne(c, rules[j.rule], scenario(names[j.sc]))
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				figs[j.rule][j.sc] = f
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range rules {
-		for k := range names {
-			jobs <- job{i, k}
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	err := parallel(len(rules)*len(names), func(j int) error {
+		var err error
+		figs[j/len(names)][j%len(names)], err = sweepOne(c, rules[j/len(names)], scenario(names[j%len(names)]))
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i, r := range rules {
 		f := figs[i]

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
@@ -89,7 +90,7 @@ func TestJudge(t *testing.T) {
 					x, effects = Traffic(x, s.outcome, params, s.height, tc.mayExclude)
 				}
 			}
-			if got := kinds(effects); !equalKinds(got, tc.last) {
+			if got := kinds(effects); !slices.Equal(got, tc.last) {
 				t.Fatalf("effects of the last step: got %v, want %v", got, tc.last)
 			}
 			if x.Record.State != tc.state || x.Record.Reason != tc.reason || x.Record.CapRefusals != tc.refusals {
@@ -107,26 +108,14 @@ func TestProbe(t *testing.T) {
 	var x Executor
 	x.Record = breaker.Record{State: breaker.Probe, Since: 100, ProbeInFlight: true, Evidence: breaker.Traffic}
 	held, effects := Traffic(x, Outcome{Agent: "g", Start: 101, End: 111, Miss: true, Probe: true}, params, 112, nil)
-	if held.Record.State != breaker.Probe || held.Record.ProbeInFlight || !equalKinds(kinds(effects), []EffectKind{Held}) {
+	if held.Record.State != breaker.Probe || held.Record.ProbeInFlight || !slices.Equal(kinds(effects), []EffectKind{Held}) {
 		t.Fatalf("held probe miss: state %s, in flight %v, effects %v", held.Record.State, held.Record.ProbeInFlight, kinds(effects))
 	}
 	ok, effects := Traffic(x, Outcome{Agent: "a", Start: 101, End: 102, Probe: true}, params, 103, nil)
-	if ok.Record.State != breaker.Healthy || ok.Record.Reason != breaker.ReasonProbeSucceeded || !equalKinds(kinds(effects), []EffectKind{Moved}) {
+	if ok.Record.State != breaker.Healthy || ok.Record.Reason != breaker.ReasonProbeSucceeded || !slices.Equal(kinds(effects), []EffectKind{Moved}) {
 		t.Fatalf("probe success: state %s/%s, effects %v", ok.Record.State, ok.Record.Reason, kinds(effects))
 	}
 	if effects[0].Transition.From != breaker.Probe || effects[0].Transition.To != breaker.Healthy {
 		t.Fatalf("transition %+v", effects[0].Transition)
 	}
-}
-
-func equalKinds(a, b []EffectKind) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
