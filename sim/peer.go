@@ -13,7 +13,7 @@ import (
 // traffic window, so the evidence is the same as the chain's rule.
 const (
 	peerStdevFactor = 1.9
-	peerMinVolume   = 32 // samples in the window before a host is judged
+	peerMinVolume   = 32 // samples in the window before a host is judged (at most the window)
 	peerMinHosts    = 5
 	peerInterval    = 10 // blocks between Envoy's ejection sweeps
 )
@@ -25,7 +25,7 @@ func (s *chain) peerStats() (mean, sd float64, ok bool) {
 	n := 0
 	for e := range s.execs {
 		rate, vol := s.successRate(e)
-		if vol < peerMinVolume {
+		if vol < s.peerVolume() {
 			continue
 		}
 		sum += rate
@@ -55,7 +55,13 @@ func (s *chain) successRate(e int) (float64, uint32) {
 func (s *chain) outlier(e int) bool {
 	mean, sd, ok := s.peerStats()
 	rate, vol := s.successRate(e)
-	return ok && vol >= peerMinVolume && rate < mean-peerStdevFactor*sd
+	return ok && vol >= s.peerVolume() && rate < mean-peerStdevFactor*sd
+}
+
+// peerVolume is how many samples a host needs in its window to be judged:
+// Envoy's request volume, capped by the traffic window.
+func (s *chain) peerVolume() uint32 {
+	return min(peerMinVolume, s.p.Breaker.Rules[breaker.Traffic].WindowSamples)
 }
 
 // newEnvoy is Envoy's rule in place of the chain's traffic trip rule:

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"cosmossdk.io/math"
 )
 
 // small is a network the tests can run in a second or two.
@@ -131,5 +133,20 @@ func TestUnknownNames(t *testing.T) {
 	}
 	if _, err := Run(small(), []string{"dead"}, []string{"nope"}); err == nil {
 		t.Fatal("an unknown strategy ran")
+	}
+}
+
+// TestPeerCandidatesJudge: the peer candidates must judge executors at the
+// configured traffic window (a volume above the window would silently turn
+// them off): Envoy's rule ejects a degraded executor.
+func TestPeerCandidatesJudge(t *testing.T) {
+	c := small()
+	c.Params.DowntimeHThreshold = math.LegacyNewDec(1_000) // so only the breaker takes it out
+	res, err := Run(c, []string{"degraded-40"}, []string{"envoy-peer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res[0].Figures[0]; f.NeverOut == f.Episodes {
+		t.Fatalf("envoy-peer never took a 40%%-miss executor out (%d faults)", f.Episodes)
 	}
 }
