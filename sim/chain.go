@@ -155,8 +155,7 @@ func (s *chain) applyBatch(h int64, e int) {
 	batch := x.pending
 	x.pending = nil
 	if !x.stored {
-		x.x.Record.Windows[breaker.Traffic] = breaker.Prefilled(batch[0].priorOks)
-		x.x.Record.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+		x.x = judge.Fresh(batch[0].priorOks)
 	}
 	for _, q := range batch {
 		probe := x.x.Record.ProbeInFlight && x.probeID == q.inf.ID
@@ -175,8 +174,7 @@ func (s *chain) applyAttested(h int64, e int, miss bool) {
 		return
 	}
 	if !x.stored {
-		x.x.Record.Windows[breaker.Traffic] = breaker.Prefilled(uint32(min(x.finished, breaker.MaxWindow)))
-		x.x.Record.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+		x.x = judge.Fresh(uint32(min(x.finished, breaker.MaxWindow)))
 	}
 	var effects []judge.Effect
 	x.x, effects = judge.Attested(x.x, miss, s.p, h, s.mayExclude(e, false))

@@ -1,9 +1,9 @@
 package health
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"slices"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/cosmos/cosmos-sdk/types/query"
@@ -77,15 +77,28 @@ func (s Store) Held(ctx context.Context) ([]sdk.AccAddress, error) {
 	}
 	// The step applies the queued outcomes before the attested samples,
 	// so an executor with one queued may hold a record by then: its ok
-	// must reach it too.
+	// must reach it too. Both lists are in address order: merged in one
+	// pass, whatever their sizes.
 	queued, err := s.queuedExecutors(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, addr := range queued {
-		if !slices.ContainsFunc(held, func(h sdk.AccAddress) bool { return h.Equals(addr) }) {
-			held = append(held, addr)
+	held = mergeAddresses(held, queued)
+	return held, nil
+}
+
+// mergeAddresses merges two address-ordered lists without repeats.
+func mergeAddresses(a, b []sdk.AccAddress) []sdk.AccAddress {
+	out := make([]sdk.AccAddress, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch c := bytes.Compare(a[0], b[0]); {
+		case c < 0:
+			out, a = append(out, a[0]), a[1:]
+		case c > 0:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
 		}
 	}
-	return held, nil
+	return append(append(out, a...), b...)
 }

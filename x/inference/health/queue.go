@@ -148,14 +148,24 @@ func (s Store) queuedExecutors(ctx context.Context) ([]sdk.AccAddress, error) {
 	if err != nil || !marked {
 		return nil, err
 	}
+	// Keys only: the samples themselves are not decoded.
+	it, err := s.pending.IterateRaw(ctx, nil, nil, collections.OrderAscending)
+	if err != nil {
+		return nil, fmt.Errorf("iterate pending samples: %w", err)
+	}
 	var out []sdk.AccAddress
-	if err := s.pending.Walk(ctx, nil, func(key collections.Pair[sdk.AccAddress, uint64], _ types.PendingSample) (bool, error) {
+	for ; it.Valid(); it.Next() {
+		key, err := it.Key()
+		if err != nil {
+			_ = it.Close() // the key's error is the one to report
+			return nil, fmt.Errorf("pending sample key: %w", err)
+		}
 		if n := len(out); n == 0 || !out[n-1].Equals(key.K1()) {
 			out = append(out, key.K1())
 		}
-		return false, nil
-	}); err != nil {
-		return nil, fmt.Errorf("walk pending samples: %w", err)
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("close pending-samples iterator: %w", err)
 	}
 	return out, nil
 }

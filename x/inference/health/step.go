@@ -169,12 +169,7 @@ func (st *step) applyBatch(batch []queuedSample) error {
 	}
 	after := before
 	if !before.stored {
-		// A new record: its traffic history is the successes counted this
-		// epoch, and its attested one a full window of oks, as when an
-		// attested miss creates it (attested samples come every block, and
-		// the executor had no attested miss, or it would hold a record).
-		after.rec.Windows[breaker.Traffic] = breaker.Prefilled(batch[0].sample.PriorOks)
-		after.rec.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+		after = before.fresh(batch[0].sample.PriorOks)
 	}
 	for _, q := range batch {
 		probe := after.rec.ProbeInFlight && after.probeID == q.sample.InferenceId
@@ -207,14 +202,11 @@ func (st *step) applyAttested(a AttestedSample) error {
 	}
 	after := before
 	if !before.stored {
-		// No record: no recent miss of either kind. Attested samples come
-		// every block, so the attested history is taken as a full window.
 		oks, err := st.s.priorSuccesses(st.ctx, a.Executor)
 		if err != nil {
 			return err
 		}
-		after.rec.Windows[breaker.Traffic] = breaker.Prefilled(oks)
-		after.rec.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+		after = before.fresh(oks)
 	}
 	x, mayExclude, capErr := st.judged(after)
 	x, effects := judge.Attested(x, a.Miss, st.params(), st.height, mayExclude)

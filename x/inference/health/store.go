@@ -19,6 +19,7 @@ import (
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/evidence"
+	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -103,6 +104,14 @@ type entry struct {
 	rec     breaker.Record
 	ledger  evidence.Ledger
 	probeID string
+}
+
+// fresh is the entry of an executor without a record as a new record
+// starts it (judge.Fresh).
+func (e entry) fresh(priorOks uint32) entry {
+	x := judge.Fresh(priorOks)
+	e.rec, e.ledger = x.Record, x.Ledger
+	return e
 }
 
 // plain reports whether the entry carries nothing a fresh healthy executor

@@ -18,6 +18,18 @@ type Executor struct {
 	Ledger evidence.Ledger
 }
 
+// Fresh is the executor a new record starts from: no recent miss of
+// either kind, so its traffic history is the successes it had this epoch
+// (priorOks, up to a full window) and its attested history a full window
+// of oks (attested samples come every block, and an attested miss would
+// have given it a record already).
+func Fresh(priorOks uint32) Executor {
+	var x Executor
+	x.Record.Windows[breaker.Traffic] = breaker.Prefilled(priorOks)
+	x.Record.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+	return x
+}
+
 // Params are the breaker's and the evidence rule's settings.
 type Params struct {
 	Breaker  breaker.Params

@@ -32,8 +32,9 @@ func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed [
 	if err := verdict.Check(packed, int(n)); err != nil {
 		return nil, fmt.Errorf("bundle samples: %w", err)
 	}
-	// An ok for an executor without a breaker record changes nothing: only
-	// misses and the executors the breaker holds are mapped to addresses.
+	// An ok for an executor without a breaker record or a queued outcome
+	// changes nothing: only misses and the executors the breaker holds or
+	// is about to hold are mapped to addresses.
 	held, err := k.heldIndices(ctx)
 	if err != nil {
 		return nil, err
@@ -58,7 +59,8 @@ func (k Keeper) AttestedSamples(ctx context.Context, epochIndex uint64, packed [
 }
 
 // heldIndices are the group indices of the executors the breaker holds a
-// record on (few); the map is only looked up.
+// record on or has outcomes queued for (those whose ok the step can
+// change); the map is only looked up.
 func (k Keeper) heldIndices(ctx context.Context) (map[uint32]bool, error) {
 	addrs, err := k.health.Held(ctx)
 	if err != nil {
