@@ -52,6 +52,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if err := sim.WriteGoals(os.Stdout, c, results); err != nil {
+		return err
+	}
 	if err := sim.WriteTable(os.Stdout, results); err != nil {
 		return err
 	}

@@ -23,6 +23,9 @@ type capTracker struct {
 	loaded   bool
 	total    map[string]uint64 // model -> epoch weight, read on demand
 	excluded map[string]uint64 // model -> weight of EXCLUDED and PROBE members
+	// refused are the refusals admit decided and the step has not emitted
+	// yet: emitted in the order of the step's effects (emitRefusal).
+	refused []*types.EventExclusionCapped
 }
 
 func newCapTracker(s Store, pct uint64) *capTracker { return &capTracker{s: s, pct: pct} }
@@ -88,7 +91,8 @@ func (c *capTracker) modelWeight(ctx context.Context, model string) (uint64, err
 }
 
 // admit says whether excluding addr keeps every model it serves within the
-// cap, and emits EventExclusionCapped for the first model it would not.
+// cap; for the first model it would not, EventExclusionCapped waits for
+// emitRefusal, so that it follows the misses that caused the trip.
 // A non-member is never drawn, so excluding it costs no capacity.
 func (c *capTracker) admit(ctx context.Context, addr sdk.AccAddress, height int64) (bool, error) {
 	if !c.loaded {
@@ -108,15 +112,26 @@ func (c *capTracker) admit(ctx context.Context, addr sdk.AccAddress, height int6
 		if breaker.WithinCap(c.excluded[model], m.Weight, total, uint32(c.pct)) {
 			continue
 		}
-		err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventExclusionCapped{
+		c.refused = append(c.refused, &types.EventExclusionCapped{
 			Executor: m.Address, Model: model, ExcludedWeight: c.excluded[model], ExecutorWeight: m.Weight,
 			ModelWeight: total, CapPct: c.pct, Height: height,
 		})
-		if err != nil {
-			return false, fmt.Errorf("emit cap event: %w", err)
-		}
-		telemetry.IncrCounter(1, metricCapRefusals...)
 		return false, nil
 	}
 	return true, nil
+}
+
+// emitRefusal emits the oldest refusal admit decided (judge's CapRefused
+// effect, in order).
+func (c *capTracker) emitRefusal(ctx context.Context) error {
+	if len(c.refused) == 0 {
+		return nil
+	}
+	ev := c.refused[0]
+	c.refused = c.refused[1:]
+	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(ev); err != nil {
+		return fmt.Errorf("emit cap event: %w", err)
+	}
+	telemetry.IncrCounter(1, metricCapRefusals...)
+	return nil
 }

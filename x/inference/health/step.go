@@ -260,6 +260,8 @@ func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr
 			}
 		case judge.Moved:
 			err = st.report(e, ef.Transition)
+		case judge.CapRefused:
+			err = st.cap.emitRefusal(st.ctx)
 		}
 		if err != nil {
 			return e, err

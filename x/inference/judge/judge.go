@@ -61,6 +61,9 @@ const (
 	Held
 	// Moved: the breaker changed state (Transition).
 	Moved
+	// CapRefused: the executor tripped but the exclusion cap kept it
+	// HEALTHY (Transition says on what).
+	CapRefused
 )
 
 // Effect is one thing the store must record, in order.
@@ -68,7 +71,7 @@ type Effect struct {
 	Kind       EffectKind
 	Verdict    evidence.Verdict   // Counted, Excused
 	Outcome    Outcome            // Held
-	Transition breaker.Transition // Moved
+	Transition breaker.Transition // Moved, CapRefused
 }
 
 // MayExclude is asked only when a HEALTHY executor trips (the exclusion
@@ -136,8 +139,11 @@ func count(x Executor, effects []Effect, v evidence.Verdict, p Params, height in
 func observe(x Executor, effects []Effect, s breaker.Sample, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
 	var t breaker.Transition
 	x.Record, t = breaker.Observe(x.Record, s, p.Breaker, height, mayExclude)
-	if t.Changed() {
+	switch {
+	case t.Changed():
 		effects = append(effects, Effect{Kind: Moved, Transition: t})
+	case t.Reason == breaker.ReasonCapRefused:
+		effects = append(effects, Effect{Kind: CapRefused, Transition: t})
 	}
 	return x, effects
 }

@@ -69,7 +69,7 @@ func TestJudge(t *testing.T) {
 			[]EffectKind{Counted, Moved, Counted}, breaker.Excluded, breaker.ReasonConsecutiveMisses, 0},
 		{"the cap's refusal keeps the executor HEALTHY", never,
 			[]step{traffic(11, "a", 1, true), traffic(12, "b", 2, true), traffic(13, "a", 3, true), traffic(14, "b", 4, true)},
-			[]EffectKind{Counted, Counted}, breaker.Healthy, breaker.ReasonNone, 2},
+			[]EffectKind{Counted, CapRefused, Counted, CapRefused}, breaker.Healthy, breaker.ReasonNone, 2},
 		{"an attested miss counts the held miss in flight, then is observed", always,
 			[]step{traffic(11, "g", 1, true), attested(12, true)},
 			[]EffectKind{Counted}, breaker.Healthy, breaker.ReasonNone, 0},

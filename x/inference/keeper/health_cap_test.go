@@ -3,6 +3,7 @@ package keeper_test
 import (
 	"testing"
 
+	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -25,6 +26,15 @@ func TestExclusionCapKeepsMostOfAModelServing(t *testing.T) {
 		Executor: bech(3), Model: "m", ExcludedWeight: 20, ExecutorWeight: 10, ModelWeight: 40, CapPct: 50, Height: f.height,
 	}, *capped[0])
 	require.Empty(t, typedEvents[*types.EventExecutorHealthChanged](t, f.ctx))
+	var order []string
+	for _, ev := range f.ctx.EventManager().ABCIEvents() {
+		switch ev.Type {
+		case proto.MessageName(&types.EventTrafficMissCounted{}), proto.MessageName(&types.EventExclusionCapped{}):
+			order = append(order, ev.Type)
+		}
+	}
+	require.Equal(t, []string{proto.MessageName(&types.EventTrafficMissCounted{}), proto.MessageName(&types.EventExclusionCapped{})}, order,
+		"the refusal follows the miss that tripped the rule")
 	got := f.offered(400)
 	require.Zero(t, got[bech(1)])
 	require.Zero(t, got[bech(2)])

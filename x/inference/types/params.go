@@ -43,13 +43,13 @@ const (
 	//
 	// 24 outcomes: 0.6% of honest executor-epochs falsely excluded at 5%
 	// misses (0.1% at 3.25%), a 28% executor out after a median 42 of its
-	// inferences. 7 of 32: 1.4% false for 43; 7 of 20: 0.3% false for 67.
+	// inferences. 7 of 32: 1.5% false for 45; 7 of 20: 0.3% false for 67.
 	DefaultHealthCBTrafficWindowSamples uint64 = 24
 	// Half a window: right after a state change 4 pairs in 12 outcomes
 	// are needed before the rate can trip.
 	DefaultHealthCBTrafficMinSamples uint64 = 12
-	// 26%: 7 of 24 (misses*100 > 26*24). 21% (6 of 24, 3 pairs): 8.6%
-	// falsely excluded at 5% with 4 agents.
+	// 26%: 7 of 24 (misses*100 > 26*24). 21% (6 of 24, 3 pairs): 13.7%
+	// falsely excluded at 5%.
 	DefaultHealthCBTrafficMissThresholdPct uint64 = 26
 	// 8 in a row (4 pairs): never the binding rule once the window holds
 	// 12 outcomes; it re-excludes a still-dark executor soon after a
