@@ -16,6 +16,7 @@ type panel struct {
 	series []string             // legend, one bar per strategy per series
 	values map[string][]float64 // strategy -> one value per series (NaN: none)
 	budget float64              // a dashed line at the goal (0: none)
+	clip   float64              // the axis ends here; taller bars are cut and say so (0: none)
 }
 
 var seriesColors = []string{"#4477aa", "#ee6677", "#228833"}
@@ -58,11 +59,11 @@ func plotPanels(results []Result) []panel {
 	return []panel{
 		{title: "Requests routed to a dark executor, per outage", unit: "requests (log)", log: true,
 			series: []string{"dead"}, values: merge(get("dead", routed))},
-		{title: "Inferences of a degraded executor before it is out", unit: "inferences (median)",
-			series: []string{"28% misses", "40% misses"}, values: merge(get("degraded-28", toOut), get("degraded-40", toOut)), budget: 40},
-		{title: "Honest executor-epochs falsely excluded", unit: "% of executor-epochs",
+		{title: "Inferences of a degraded executor before it is out", unit: "inferences (median; axis cut at 150)",
+			series: []string{"28% misses", "40% misses"}, values: merge(get("degraded-28", toOut), get("degraded-40", toOut)), budget: 40, clip: 150},
+		{title: "Honest executor-epochs falsely excluded", unit: "% of executor-epochs (axis cut at 10%)",
 			series: []string{"3.25% misses", "5% misses", "network-wide rise"},
-			values: merge(get("honest-3.25", falsePct), get("honest-5", falsePct), get("rise", falsePct)), budget: 1},
+			values: merge(get("honest-3.25", falsePct), get("honest-5", falsePct), get("rise", falsePct)), budget: 1, clip: 10},
 	}
 }
 
@@ -115,7 +116,11 @@ func drawPanel(b *strings.Builder, p panel, x0 float64) {
 			}
 		}
 	}
+	if p.clip > 0 {
+		top = min(top, p.clip)
+	}
 	scale := func(v float64) float64 {
+		v = min(v, top)
 		if p.log {
 			return plotH * math.Log10(1+v) / math.Log10(1+max(top, 1))
 		}
@@ -138,7 +143,11 @@ func drawPanel(b *strings.Builder, p panel, x0 float64) {
 			h := scale(v)
 			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %.2f</title></rect>`+"\n",
 				bx, baseY-h, bar-1, h, seriesColors[k%len(seriesColors)], s, p.series[k], v)
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="9" text-anchor="middle">%s</text>`+"\n", bx+bar/2, baseY-h-2, short(v))
+			label := short(v)
+			if p.clip > 0 && v > p.clip {
+				label += "↑" // cut at the axis' end
+			}
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="9" text-anchor="middle">%s</text>`+"\n", bx+bar/2, baseY-h-2, label)
 		}
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end" transform="rotate(-40 %.1f %.1f)">%s</text>`+"\n", gx+group/2, baseY+14, gx+group/2, baseY+14, s)
 	}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"encoding/xml"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -148,5 +150,31 @@ func TestPeerCandidatesJudge(t *testing.T) {
 	}
 	if f := res[0].Figures[0]; f.NeverOut == f.Episodes {
 		t.Fatalf("envoy-peer never took a 40%%-miss executor out (%d faults)", f.Episodes)
+	}
+}
+
+// TestPlotIsWellFormed: the committed plot is valid SVG naming every
+// strategy, with a goal line in the panels that have one.
+func TestPlotIsWellFormed(t *testing.T) {
+	res, err := Run(small(), []string{"dead", "degraded-28", "honest-5"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := svg(plotPanels(res))
+	dec := xml.NewDecoder(strings.NewReader(out))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("not well-formed SVG: %v", err)
+		}
+	}
+	for _, s := range Strategies {
+		if !strings.Contains(out, ">"+s+"</text>") {
+			t.Errorf("strategy %s has no label", s)
+		}
+	}
+	if n := strings.Count(out, "goal "); n != 2 {
+		t.Errorf("%d goal lines, want 2", n)
 	}
 }
