@@ -130,7 +130,7 @@ func TestShutdownReleasesHang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newHTTPServer(srv, log.New(io.Discard, "", 0))
+	hs := newHTTPServer(srv, srv.Handler(), log.New(io.Discard, "", 0))
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 	url := "http://" + ln.Addr().String()

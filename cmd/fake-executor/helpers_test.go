@@ -81,10 +81,13 @@ func mustDo(t *testing.T, method, url, body string, want int) []byte {
 	return b
 }
 
-func state(t *testing.T, ts *httptest.Server) Snapshot {
+func state(t *testing.T, ts *httptest.Server) Snapshot { t.Helper(); return stateAt(t, ts.URL) }
+
+// stateAt reads GET /control/state of the executor at url.
+func stateAt(t *testing.T, url string) Snapshot {
 	t.Helper()
 	var s Snapshot
-	if err := json.Unmarshal(mustDo(t, "GET", ts.URL+"/control/state", "", 200), &s); err != nil {
+	if err := json.Unmarshal(mustDo(t, "GET", url+"/control/state", "", 200), &s); err != nil {
 		t.Fatalf("decode state: %v", err)
 	}
 	return s

@@ -1,6 +1,8 @@
-// Command fake-executor plays an inference executor node for the localnet:
-// it serves /health and /v1/inference and can be made to go dark, hang or
-// fail through a control API on the same listener. It is a test fixture.
+// Command fake-executor plays inference executor nodes for the localnet:
+// each serves /health and /v1/inference and can be made to go dark, hang
+// or fail through a control API on the same listener. One process serves
+// one executor or a fleet of them on a contiguous range of ports, with a
+// bulk control switching any set at once. It is a test fixture.
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -31,50 +34,69 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("fake-executor", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:8080", "listen address (host:port)")
-	name := fs.String("name", "", "label for logs (default: the listen address)")
-	model := fs.String("model", "llama-7b", "model name this executor serves")
+	listen := fs.String("listen", "127.0.0.1:8080", "listen address (host:port); with -count N, executor j listens on port+j")
+	count := fs.Int("count", 1, fmt.Sprintf("executors to serve, 1..%d, on consecutive ports", maxFleet))
+	name := fs.String("name", "", "label for logs (default: the listen address); with -count N > 1, executor j is <name>j")
+	model := fs.String("model", "llama-7b", "model name every executor serves")
 	latency := fs.Duration("latency", 50*time.Millisecond, "simulated inference latency")
 	failPct := fs.Int("fail-pct", 0, "percent (0..100) of inferences failing with 503 while up")
-	seed := fs.Uint64("seed", 1, "seed of the failure-injection PCG source")
+	seed := fs.Uint64("seed", 1, "seed of the failure-injection PCG source (executor j: seed+j)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	host, portStr, err := net.SplitHostPort(*listen)
+	if err != nil {
+		return fmt.Errorf("-listen: %w", err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return fmt.Errorf("-listen: port %q is not a number", portStr)
+	}
+	if *count > 1 && port == 0 {
+		return errors.New("-count > 1 needs a base port in -listen, not 0")
+	}
 	if *name == "" {
 		*name = *listen
+		if *count > 1 {
+			*name = "exec"
+		}
 	}
-
-	logger := log.New(os.Stderr, "fake-executor["+*name+"] ", log.LstdFlags|log.Lmicroseconds)
-	srv, err := NewServer(Config{
-		Name:    *name,
-		Model:   *model,
-		Latency: *latency,
-		FailPct: *failPct,
-		Seed:    *seed,
-	}, logger)
+	flags := log.LstdFlags | log.Lmicroseconds
+	fleet, err := NewFleet(Config{Name: *name, Model: *model, Latency: *latency, FailPct: *failPct, Seed: *seed},
+		*count, func(n string) *log.Logger { return log.New(os.Stderr, "fake-executor["+n+"] ", flags) })
 	if err != nil {
 		return err
 	}
+	logger := log.New(os.Stderr, "fake-executor["+*name+"] ", flags)
 
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
+	var lns []net.Listener
+	if *count == 1 {
+		ln, err := net.Listen("tcp", *listen) // port 0 allowed: one executor
+		if err != nil {
+			return err
+		}
+		lns = []net.Listener{ln}
+	} else if lns, err = fleet.Listen(host, port); err != nil {
 		return err
 	}
-	hs := newHTTPServer(srv, logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	logger.Printf("listening on %s: model=%s latency=%s fail_pct=%d seed=%d mode=up",
-		ln.Addr(), *model, *latency, *failPct, *seed)
+	errc := fleet.Serve(lns, logger)
+	if *count == 1 {
+		logger.Printf("listening on %s: model=%s latency=%s fail_pct=%d seed=%d mode=up",
+			lns[0].Addr(), *model, *latency, *failPct, *seed)
+	} else {
+		logger.Printf("serving %d executors %s0..%s%d on %s ports %d..%d: model=%s latency=%s fail_pct=%d seeds %d.. mode=up",
+			*count, *name, *name, *count-1, host, port, port+*count-1, *model, *latency, *failPct, *seed)
+	}
 
 	select {
 	case err := <-errc:
+		fleet.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -82,22 +104,22 @@ func run(args []string) error {
 	logger.Printf("signal received, shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		_ = hs.Close()
+	if err := fleet.Shutdown(sctx); err != nil {
+		fleet.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+	if err := <-errc; err != nil {
 		return err
 	}
 	logger.Printf("stopped")
 	return nil
 }
 
-// newHTTPServer wraps srv in an http.Server whose Shutdown releases the
-// requests held in hang mode or in the latency wait.
-func newHTTPServer(srv *Server, logger *log.Logger) *http.Server {
+// newHTTPServer serves h for srv in an http.Server whose Shutdown releases
+// the requests held in hang mode or in the latency wait.
+func newHTTPServer(srv *Server, h http.Handler, logger *log.Logger) *http.Server {
 	hs := &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       60 * time.Second,

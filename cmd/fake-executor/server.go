@@ -72,13 +72,18 @@ func (s *Server) State() *State { return s.st }
 // Handler returns the routes of the executor and its control API.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	s.routes(mux)
+	return mux
+}
+
+// routes registers the executor's endpoints and its own control API.
+func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("POST /v1/inference", s.handleInference)
 	mux.HandleFunc("POST /control/dark", s.handleDark)
 	mux.HandleFunc("POST /control/up", s.handleUp)
 	mux.HandleFunc("POST /control/fail", s.handleFail)
 	mux.HandleFunc("GET /control/state", s.handleState)
-	return mux
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
