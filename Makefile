@@ -1,7 +1,7 @@
 # inferenced: build, test and run a local network. `make help` lists targets.
 BUILD_DIR ?= $(CURDIR)/build
 GO        ?= go
-BINARIES  := inferenced fake-executor loadgen
+BINARIES  := inferenced fake-executor loadgen localnet-keys
 FUZZTIME  ?= 20000x
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e fuzz lint golangci-lint bench localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint bench localnet demo localnet-stop clean help
 
 all: build
 
@@ -19,7 +19,8 @@ help:
 	@echo "make install      go install inferenced"
 	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
-	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e: multi-process tests only"
+	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
+	@echo "make test-scale   the 1,000-executor scenario (tests/e2e/scale_test.go) after its 6-executor baseline"
 	@echo "make bench        benchmarks"
 	@echo "make sim          the outage simulator: prints its table, rewrites docs/simulation/ (table.md, outage.svg)"
 	@echo "make sim-sweep    the traffic trip-rule calibration table the defaults come from"
@@ -34,6 +35,7 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BUILD_DIR)/inferenced ./cmd/inferenced
 	$(GO) build -o $(BUILD_DIR)/fake-executor ./cmd/fake-executor
 	$(GO) build -o $(BUILD_DIR)/loadgen ./cmd/loadgen
+	$(GO) build -o $(BUILD_DIR)/localnet-keys ./cmd/localnet-keys
 
 install:
 	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/inferenced
@@ -77,7 +79,7 @@ lint: $(GOLANGCI_LINT)
 
 # Unit tests first, then the multi-process localnet tests on their own, so
 # the two never compete for the CPU.
-test: lint build test-unit test-localnet test-e2e fuzz
+test: lint build test-unit test-localnet test-e2e test-scale fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
@@ -86,9 +88,15 @@ test-localnet: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/localnet/
 
 # The end-to-end scenarios (tests/e2e/README.md), one network at a time;
-# -v because every scenario prints its figures.
+# -v because every scenario prints its figures. The scale scenario has a
+# target of its own.
+SCALE_TESTS := ^TestScale
 test-e2e: build
-	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 25m -v ./tests/e2e/
+	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 25m -v -skip '$(SCALE_TESTS)' ./tests/e2e/
+
+# The scale scenario: a 6-executor network, then a 1,000-executor one.
+test-scale: build
+	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m -v -run '$(SCALE_TESTS)' ./tests/e2e/
 
 # Each fuzz target runs for FUZZTIME (go test -fuzz takes one target at a time).
 # The budget is a count of executions, not a duration: with a duration, Go

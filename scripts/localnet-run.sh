@@ -16,11 +16,15 @@ export INFERENCED=${INFERENCED:-$BUILD_DIR/inferenced}
 export FAKE_EXECUTOR=${FAKE_EXECUTOR:-$BUILD_DIR/fake-executor}
 export LOADGEN=${LOADGEN:-$BUILD_DIR/loadgen}
 export LOCALNET_HOME=${LOCALNET_HOME:-$root/build/localnet}
-PORT_OFFSET=${PORT_OFFSET:-0}
 LOAD_RATE=${LOAD_RATE:-2}
-rpc="http://127.0.0.1:$((26657 + PORT_OFFSET))"
-api="http://127.0.0.1:$((1317 + PORT_OFFSET))/inferenced/inference/v1"
-grpc="127.0.0.1:$((9090 + PORT_OFFSET))"
+# port KIND INDEX: the network's port, from localnet.sh's one definition.
+port() { bash "$root/scripts/localnet.sh" ports | awk -v k="$1" -v i="$2" '$1 == k && $2 == i { print $3 }'; }
+rpc="http://127.0.0.1:$(port rpc 0)"
+rest="http://127.0.0.1:$(port rest 0)"
+api="$rest/inferenced/inference/v1"
+grpc="127.0.0.1:$(port grpc 0)"
+prometheus="http://127.0.0.1:$(port prometheus 0)"
+exec0="http://127.0.0.1:$(port exec 0)"
 
 # A write to a closed stdout fails (EPIPE) instead of killing the script
 # (SIGPIPE), so that the script, whatever it was doing, leaves through the
@@ -52,8 +56,10 @@ cat <<INFO
   RPC         $rpc
   gRPC        $grpc
   REST        $api/...
-  executors   http://127.0.0.1:$((8080 + PORT_OFFSET)) ... (GET /health, POST /control/dark?mode=refuse|hang, POST /control/up)
+  executors   $exec0 ... (GET /health, POST /control/dark?mode=refuse|hang, POST /control/up)
               take one dark and watch "breaker: excluded 1", then bring it back for its probe
+  metrics     curl -s $prometheus/metrics (CometBFT)
+              curl -s '$rest/metrics?format=prometheus' (the app: inference_*)
   CLI         ${INFERENCED#"$root"/} q inference participants --home $LOCALNET_HOME/node0
   load        ${LOADGEN#"$root"/} at $LOAD_RATE inferences per block
 

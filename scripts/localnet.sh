@@ -31,6 +31,16 @@
 #   CB_TRAFFIC_CONSECUTIVE  the trip rule for traffic samples
 #                      (health_cb_traffic_*); each unset one keeps the
 #                      chain's default (types.DefaultParams)
+#   FLEET              1: every executor in one fake-executor process (its
+#                      bulk control: cmd/fake-executor/README.md); 0: one
+#                      process per executor     (1 above 16 executors, else 0)
+#   MONITOR_PROBE_INTERVAL, MONITOR_PROBE_TIMEOUT, MONITOR_VERDICT_TTL,
+#   MONITOR_MAX_CONCURRENCY  [health-monitor] in app.toml (150ms, 250ms, 2s,
+#                      the binary's default): probe several times per block
+#                      at 6 executors; a large network needs its own sizing
+#                      (monitor/README.md)
+#   TELEMETRY          1: CometBFT's Prometheus endpoint and the app's
+#                      telemetry on (README.md, "Metrics"); 0: off   (1)
 #   MODEL              model every executor serves        (llama-7b)
 #   CHAIN_ID           chain id                           (inferenced-local)
 #   MONITOR_OFF_NODES  validators (0-based, space-separated) whose health
@@ -48,13 +58,19 @@
 #
 # Ports, for node i (0-based) and executor j (0-based), plus PORT_OFFSET:
 #   RPC 26657+100*i, P2P 26656+100*i, ABCI proxy 26658+100*i,
-#   gRPC 9090+100*i, REST 1317+100*i, executor j 8080+j.
+#   CometBFT Prometheus 26660+100*i, gRPC 9090+100*i, REST 1317+100*i
+#   (the app's metrics: /metrics?format=prometheus), executor j 8080+j (at
+#   most 1010 executors, below the gRPC ports).
+# These functions are the one definition: `scripts/localnet.sh ports` prints
+# every port of the network as "<kind> <index> <port>" lines, which is how
+# tests/internal/localnet learns them.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 HOME_DIR=${LOCALNET_HOME:-$root/build/localnet}
 BIN=${INFERENCED:-$root/build/inferenced}
 EXEC_BIN=${FAKE_EXECUTOR:-$root/build/fake-executor}
+KEYS_BIN=${LOCALNET_KEYS:-$root/build/localnet-keys}
 NUM_VALIDATORS=${NUM_VALIDATORS:-4}
 NUM_EXECUTORS=${NUM_EXECUTORS:-6}
 AGENTS=${AGENTS:-3}
@@ -73,6 +89,12 @@ CB_TRAFFIC_MIN_SAMPLES=${CB_TRAFFIC_MIN_SAMPLES:-}
 CB_TRAFFIC_THRESHOLD_PCT=${CB_TRAFFIC_THRESHOLD_PCT:-}
 CB_TRAFFIC_CONSECUTIVE=${CB_TRAFFIC_CONSECUTIVE:-}
 MODEL=${MODEL:-llama-7b}
+FLEET=${FLEET:-$([ "$NUM_EXECUTORS" -gt 16 ] && echo 1 || echo 0)}
+MONITOR_PROBE_INTERVAL=${MONITOR_PROBE_INTERVAL:-150ms}
+MONITOR_PROBE_TIMEOUT=${MONITOR_PROBE_TIMEOUT:-250ms}
+MONITOR_VERDICT_TTL=${MONITOR_VERDICT_TTL:-2s}
+MONITOR_MAX_CONCURRENCY=${MONITOR_MAX_CONCURRENCY:-}
+TELEMETRY=${TELEMETRY:-1}
 MONITOR_OFF_NODES=${MONITOR_OFF_NODES:-}
 CHAIN_ID=${CHAIN_ID:-inferenced-local}
 KEYS="$HOME_DIR/keys"
@@ -83,10 +105,33 @@ p2p_port()  { echo $((26656 + 100 * $1 + PORT_OFFSET)); }
 abci_port() { echo $((26658 + 100 * $1 + PORT_OFFSET)); }
 grpc_port() { echo $((9090 + 100 * $1 + PORT_OFFSET)); }
 api_port()  { echo $((1317 + 100 * $1 + PORT_OFFSET)); }
+prom_port() { echo $((26660 + 100 * $1 + PORT_OFFSET)); }
+# Executor j listens on exec_port 0 + j: the fleet serves one contiguous
+# range from its base (fake-executor -count).
 exec_port() { echo $((8080 + $1 + PORT_OFFSET)); }
 node_home() { echo "$HOME_DIR/node$1"; }
 
-key_address() { "$BIN" keys show "$1" -a "${KR[@]}"; }
+# ports prints every port of the network, one "<kind> <index> <port>" line
+# each, and how the executors are served ("fleet 0 1": one process).
+ports() {
+  local i j
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    printf 'rpc %d %d\np2p %d %d\nabci %d %d\nprometheus %d %d\ngrpc %d %d\nrest %d %d\n' \
+      "$i" "$(rpc_port "$i")" "$i" "$(p2p_port "$i")" "$i" "$(abci_port "$i")" "$i" "$(prom_port "$i")" \
+      "$i" "$(grpc_port "$i")" "$i" "$(api_port "$i")"
+  done
+  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do printf 'exec %d %d\n' "$j" "$(exec_port "$j")"; done
+  printf 'fleet 0 %d\n' "$FLEET"
+}
+
+# addresses holds "name address" for every key the network created.
+ADDRESSES="$HOME_DIR/addresses"
+declare -A ADDR=()
+load_addresses() { local n a; while read -r n a; do ADDR[$n]=$a; done <"$ADDRESSES"; }
+key_address() {
+  [ -n "${ADDR[$1]:-}" ] || { log "no key $1 in $ADDRESSES"; return 1; }
+  echo "${ADDR[$1]}"
+}
 
 # agent_keys lists the load driver's agent keys, agent0..agent{AGENTS-1}.
 agent_keys() { for k in $(seq 0 $((AGENTS - 1))); do printf 'agent%d ' "$k"; done; }
@@ -105,10 +150,15 @@ toml_set() {
 }
 
 need() {
-  for f in "$BIN" "$EXEC_BIN"; do
+  for f in "$BIN" "$EXEC_BIN" "$KEYS_BIN"; do
     [ -x "$f" ] || { log "missing $f: run 'make build' first"; exit 1; }
   done
   command -v jq >/dev/null || { log "jq is required (apt-get install -y jq)"; exit 1; }
+  # The last executor port stays below the first gRPC port.
+  if [ "$(exec_port $((NUM_EXECUTORS - 1)))" -ge "$(grpc_port 0)" ]; then
+    log "NUM_EXECUTORS=$NUM_EXECUTORS: executor ports would reach the gRPC port $(grpc_port 0) (at most 1010)"
+    exit 1
+  fi
 }
 
 init_network() {
@@ -119,25 +169,38 @@ init_network() {
 
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")" >/dev/null 2>&1
-    "$BIN" keys add "val$i" "${KR[@]}" >/dev/null 2>&1
   done
-  for name in $(agent_keys) griefer outsider; do
-    "$BIN" keys add "$name" "${KR[@]}" >/dev/null 2>&1
-  done
-  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
-    "$BIN" keys add "exec$j" "${KR[@]}" >/dev/null 2>&1
-  done
+  # Every key in one process (one `keys add` each would take minutes at
+  # 1,000 executors).
+  local names=() i j
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do names+=("val$i"); done
+  for name in $(agent_keys) griefer outsider; do names+=("$name"); done
+  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do names+=("exec$j"); done
+  "$KEYS_BIN" -keyring-dir "$KEYS" "${names[@]}" >"$ADDRESSES"
+  load_addresses
 
   local n0; n0=$(node_home 0)
-  for addr in $("$BIN" keys list "${KR[@]}" --output json | jq -r '.[].address'); do
-    "$BIN" genesis add-genesis-account "$addr" 1000000000000stake --home "$n0" >/dev/null
-  done
-  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
-    local poc=false
-    [ $((j % 2)) = 0 ] && poc=true
-    "$BIN" genesis add-genesis-participant "$(key_address "exec$j")" "http://127.0.0.1:$(exec_port "$j")" "$MODEL" \
-      --weight $((100 + 10 * j)) --poc-available="$poc" --home "$n0" >/dev/null
-  done
+  awk '{ print $2 }' "$ADDRESSES" | jq -R '{address: ., coins: [{denom: "stake", amount: "1000000000000"}]}' |
+    jq -s . >"$HOME_DIR/accounts.json"
+  "$BIN" genesis bulk-add-genesis-account "$HOME_DIR/accounts.json" --home "$n0" >/dev/null
+  # exec0 through the binary, which writes (and checks) a participant; the
+  # others are copies of its record with their own address, URL, weight
+  # and PoC flag, added in one edit (genesis validate checks them all).
+  participant_weight() { echo $((100 + 10 * $1)); }
+  participant_poc() { [ $(($1 % 2)) = 0 ] && echo true || echo false; }
+  "$BIN" genesis add-genesis-participant "$(key_address exec0)" "http://127.0.0.1:$(exec_port 0)" "$MODEL" \
+    --weight "$(participant_weight 0)" --poc-available="$(participant_poc 0)" --home "$n0" >/dev/null
+  if [ "$NUM_EXECUTORS" -gt 1 ]; then
+    for j in $(seq 1 $((NUM_EXECUTORS - 1))); do
+      printf '%s http://127.0.0.1:%d %d %s\n' "$(key_address "exec$j")" "$(exec_port "$j")" \
+        "$(participant_weight "$j")" "$(participant_poc "$j")"
+    done | jq -R 'split(" ") | {address: .[0], inference_url: .[1], weight: .[2], poc_available: (.[3] == "true")}' |
+      jq -s . >"$HOME_DIR/participants.json"
+    jq --slurpfile more "$HOME_DIR/participants.json" '
+      .app_state.inference.participants[0] as $t
+      | .app_state.inference.participants += [$more[0][] | $t + .]
+    ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
+  fi
 
   # The bond defaults to the genesis minimum, which the binary wrote from
   # its default params: the script does not spell the amount again.
@@ -204,9 +267,20 @@ init_network() {
     # The fake executors listen on loopback. Probe several times per block,
     # so that an outage usually shows in the very next vote extension.
     toml_set "$app" health-monitor allow-private true
-    toml_set "$app" health-monitor probe-interval '"150ms"'
-    toml_set "$app" health-monitor probe-timeout '"250ms"'
-    toml_set "$app" health-monitor verdict-ttl '"2s"'
+    toml_set "$app" health-monitor probe-interval "\"$MONITOR_PROBE_INTERVAL\""
+    toml_set "$app" health-monitor probe-timeout "\"$MONITOR_PROBE_TIMEOUT\""
+    toml_set "$app" health-monitor verdict-ttl "\"$MONITOR_VERDICT_TTL\""
+    if [ -n "$MONITOR_MAX_CONCURRENCY" ]; then
+      toml_set "$app" health-monitor max-concurrency "$MONITOR_MAX_CONCURRENCY"
+    fi
+    if [ "$TELEMETRY" = 1 ]; then
+      # CometBFT's metrics on their own port; the app's (go-metrics, kept
+      # 60 s after their last update) on the REST server's /metrics.
+      toml_set "$cfg" instrumentation prometheus true
+      toml_set "$cfg" instrumentation prometheus_listen_addr "\"127.0.0.1:$(prom_port "$i")\""
+      toml_set "$app" telemetry enabled true
+      toml_set "$app" telemetry prometheus-retention-time 60
+    fi
     if [[ " $MONITOR_OFF_NODES " == *" $i "* ]]; then
       toml_set "$app" health-monitor enabled false
     fi
@@ -227,15 +301,17 @@ check_ports() {
   local p busy=()
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     running "$HOME_DIR/pids/node$i.pid" && continue
-    for p in $(rpc_port "$i") $(p2p_port "$i") $(abci_port "$i") $(grpc_port "$i") $(api_port "$i"); do
+    for p in $(rpc_port "$i") $(p2p_port "$i") $(abci_port "$i") $(prom_port "$i") $(grpc_port "$i") $(api_port "$i"); do
       port_in_use "$p" && busy+=("$p")
     done
   done
-  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
-    running "$HOME_DIR/pids/exec$j.pid" && continue
-    p=$(exec_port "$j")
-    port_in_use "$p" && busy+=("$p")
-  done
+  if ! { [ "$FLEET" = 1 ] && running "$HOME_DIR/pids/executors.pid"; }; then
+    for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
+      running "$HOME_DIR/pids/exec$j.pid" && continue
+      p=$(exec_port "$j")
+      port_in_use "$p" && busy+=("$p")
+    done
+  fi
   if [ ${#busy[@]} -gt 0 ]; then
     log "ports already in use: ${busy[*]} (another localnet? try PORT_OFFSET or 'scripts/localnet.sh stop')"
     return 1
@@ -246,13 +322,17 @@ start() {
   need
   [ -f "$HOME_DIR/chain-id" ] || init_network
   check_ports
-  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
-    local pid="$HOME_DIR/pids/exec$j.pid"
-    running "$pid" && continue
-    setsid "$EXEC_BIN" -listen "127.0.0.1:$(exec_port "$j")" -name "exec$j" -model "$MODEL" \
-      >>"$HOME_DIR/logs/exec$j.log" 2>&1 &
-    echo $! >"$pid"
-  done
+  if [ "$FLEET" = 1 ]; then
+    start_fleet
+  else
+    for j in $(seq 0 $((NUM_EXECUTORS - 1))); do
+      local pid="$HOME_DIR/pids/exec$j.pid"
+      running "$pid" && continue
+      setsid "$EXEC_BIN" -listen "127.0.0.1:$(exec_port "$j")" -name "exec$j" -model "$MODEL" \
+        >>"$HOME_DIR/logs/exec$j.log" 2>&1 &
+      echo $! >"$pid"
+    done
+  fi
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     local pid="$HOME_DIR/pids/node$i.pid"
     running "$pid" && continue
@@ -268,6 +348,25 @@ start() {
     exit 1
   fi
   log "running: RPC http://127.0.0.1:$(rpc_port 0)  gRPC 127.0.0.1:$(grpc_port 0)  REST http://127.0.0.1:$(api_port 0)"
+}
+
+# start_fleet serves every executor from one process and waits until its
+# last port answers, so that no validator's first probes miss.
+start_fleet() {
+  local pid="$HOME_DIR/pids/executors.pid" last
+  running "$pid" && return 0
+  setsid "$EXEC_BIN" -listen "127.0.0.1:$(exec_port 0)" -count "$NUM_EXECUTORS" -name exec -model "$MODEL" \
+    >>"$HOME_DIR/logs/executors.log" 2>&1 &
+  echo $! >"$pid"
+  last="http://127.0.0.1:$(exec_port $((NUM_EXECUTORS - 1)))/control/state"
+  for _ in $(seq 1 100); do
+    curl -fsS --max-time 1 "$last" >/dev/null 2>&1 && return 0
+    running "$pid" || break
+    sleep 0.1
+  done
+  log "the executor fleet did not come up; see $HOME_DIR/logs/executors.log"
+  stop
+  exit 1
 }
 
 height() {
@@ -325,5 +424,6 @@ case "${1:-}" in
   status) status ;;
   reset) stop; rm -rf "$HOME_DIR"; log "removed $HOME_DIR" ;;
   init) need; init_network ;;
-  *) echo "usage: $0 start|stop|status|reset|init" >&2; exit 2 ;;
+  ports) ports ;;
+  *) echo "usage: $0 start|stop|status|reset|init|ports" >&2; exit 2 ;;
 esac

@@ -28,21 +28,25 @@ func BuildTagged(t *testing.T, tag string) string {
 	return out
 }
 
-// Binaries is the directory holding inferenced, fake-executor and loadgen
-// for a test that runs the scripts itself (see binaries).
+// binaryNames are the commands a network runs (cmd/<name>), built by
+// `make build` into LOCALNET_BIN_DIR.
+var binaryNames = []string{"inferenced", "fake-executor", "loadgen", "localnet-keys"}
+
+// Binaries is the directory holding the binaries a network runs
+// (binaryNames) for a test that runs the scripts itself (see binaries).
 func Binaries(t *testing.T) string { return binaries(t, repoRoot(t)) }
 
 // RepoRoot is the repository's root directory, where scripts/ lives.
 func RepoRoot(t *testing.T) string { return repoRoot(t) }
 
-// binaries returns LOCALNET_BIN_DIR (set by `make test`) or builds the three
-// binaries into a temporary directory.
+// binaries returns LOCALNET_BIN_DIR (set by `make test`) or builds
+// binaryNames into a temporary directory.
 func binaries(t *testing.T, root string) string {
 	if dir := os.Getenv("LOCALNET_BIN_DIR"); dir != "" {
 		return dir
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"inferenced", "fake-executor", "loadgen"} {
+	for _, name := range binaryNames {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -109,3 +109,30 @@ func (n *Net) HasBundle(h int64) bool {
 	}
 	return found
 }
+
+// BundleBytes is the size of block h's health bundle transaction, 0 if the
+// block has none.
+func (n *Net) BundleBytes(h int64) int {
+	n.t.Helper()
+	for _, tx := range n.BlockTxs(h) {
+		if proposals.IsBundle(tx) {
+			return len(tx)
+		}
+	}
+	return 0
+}
+
+// Samples is the attested sample of every executor in block h's health
+// bundle, by address (`inferenced q health-bundle`): verdict.OK's or
+// verdict.Miss's name; an executor without a sample is absent.
+func (n *Net) Samples(h int64) (map[string]string, error) {
+	var b bundleJSON
+	if err := n.Query(&b, "health-bundle", fmt.Sprint(h)); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(b.Samples))
+	for _, s := range b.Samples {
+		out[s.Executor] = s.Sample
+	}
+	return out, nil
+}

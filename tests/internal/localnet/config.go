@@ -38,6 +38,14 @@ type Config struct {
 	VEEnableHeight *int64
 
 	MonitorOffNodes []int // MONITOR_OFF_NODES: validators that abstain (none)
+	// Monitor is every validator's [health-monitor] sizing (MONITOR_*);
+	// a zero field keeps the script's (150ms, 250ms, 2s, the binary's
+	// concurrency).
+	Monitor MonitorConfig
+
+	// Fleet serves every executor from one fake-executor process (FLEET=1),
+	// which the script does anyway above 16 executors.
+	Fleet bool
 
 	// Inferenced is every validator's binary (INFERENCED); "" is the one
 	// built with the harness (see LOCALNET_BIN_DIR).
@@ -60,6 +68,14 @@ func DefaultConfig() Config {
 		InitialCooldown: 8,
 		MaxCooldown:     64,
 	}
+}
+
+// MonitorConfig is the health monitor's sizing the script writes into
+// every validator's app.toml (MONITOR_PROBE_INTERVAL,
+// MONITOR_PROBE_TIMEOUT, MONITOR_VERDICT_TTL, MONITOR_MAX_CONCURRENCY).
+type MonitorConfig struct {
+	ProbeInterval, ProbeTimeout, VerdictTTL time.Duration
+	MaxConcurrency                          int
 }
 
 // TripRule is a trip rule for traffic samples: at least MinSamples and a
@@ -124,6 +140,18 @@ func (c Config) env() []string {
 	if c.VEEnableHeight != nil {
 		env = append(env, "VE_ENABLE_HEIGHT="+strconv.FormatInt(*c.VEEnableHeight, 10))
 	}
+	setDuration := func(name string, d time.Duration) {
+		if d != 0 {
+			env = append(env, name+"="+d.String())
+		}
+	}
+	setDuration("MONITOR_PROBE_INTERVAL", c.Monitor.ProbeInterval)
+	setDuration("MONITOR_PROBE_TIMEOUT", c.Monitor.ProbeTimeout)
+	setDuration("MONITOR_VERDICT_TTL", c.Monitor.VerdictTTL)
+	setInt("MONITOR_MAX_CONCURRENCY", int64(c.Monitor.MaxConcurrency))
+	if c.Fleet {
+		env = append(env, "FLEET=1")
+	}
 	if len(c.MonitorOffNodes) > 0 {
 		nodes := make([]string, len(c.MonitorOffNodes))
 		for k, i := range c.MonitorOffNodes {
@@ -141,16 +169,21 @@ func (c Config) env() []string {
 }
 
 // check refuses a network that would share ports with `make localnet` or
-// reach the ephemeral range, where an outgoing connection could hold one.
-func (c Config) check() error {
+// reach the ephemeral range, where an outgoing connection could hold one,
+// and returns the network's ports (the script in root says which).
+func (c Config) check(root string) (Ports, error) {
 	if c.PortOffset <= 0 {
-		return fmt.Errorf("port offset %d: each test network needs an offset of its own (0 is make localnet's)", c.PortOffset)
+		return Ports{}, fmt.Errorf("port offset %d: each test network needs an offset of its own (0 is make localnet's)", c.PortOffset)
 	}
-	if top := highestPort(c); top >= ephemeralPorts {
-		return fmt.Errorf("port offset %d with %d validators reaches port %d, in the ephemeral range (%d and up)",
+	p, err := portsOf(root, c)
+	if err != nil {
+		return Ports{}, err
+	}
+	if top := p.highest(); top >= ephemeralPorts {
+		return Ports{}, fmt.Errorf("port offset %d with %d validators reaches port %d, in the ephemeral range (%d and up)",
 			c.PortOffset, c.validators(), top, ephemeralPorts)
 	}
-	return nil
+	return p, nil
 }
 
 func sortedKeys(m map[int]string) []int {

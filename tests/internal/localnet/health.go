@@ -97,6 +97,19 @@ func (n *Net) TransitionEvent(height int64, executor string) map[string]string {
 // for executor in the results of block height, in emission order.
 func (n *Net) TransitionEvents(height int64, executor string) []map[string]string {
 	n.t.Helper()
+	var out []map[string]string
+	for _, attrs := range n.AllTransitionEvents(height) {
+		if attrs["executor"] == executor {
+			out = append(out, attrs)
+		}
+	}
+	return out
+}
+
+// AllTransitionEvents returns the attributes of every breaker transition
+// event in the results of block height, in emission order.
+func (n *Net) AllTransitionEvents(height int64) []map[string]string {
+	n.t.Helper()
 	var res struct {
 		Result struct {
 			Events []struct {
@@ -120,9 +133,7 @@ func (n *Net) TransitionEvents(height int64, executor string) []map[string]strin
 		for _, a := range ev.Attributes {
 			attrs[a.Key] = strings.Trim(a.Value, `"`)
 		}
-		if attrs["executor"] == executor {
-			out = append(out, attrs)
-		}
+		out = append(out, attrs)
 	}
 	return out
 }

@@ -22,11 +22,12 @@ import (
 
 // Net is one localnet started by scripts/localnet.sh for a test.
 type Net struct {
-	t    *testing.T
-	root string // repository root
-	cfg  Config
-	env  []string
-	// Bins holds inferenced, fake-executor and loadgen; Home the network's
+	t     *testing.T
+	root  string // repository root
+	cfg   Config
+	ports Ports
+	env   []string
+	// Bins holds the binaries (binaryNames); Home the network's
 	// data; KeysDir its test keyring.
 	Bins, Home, KeysDir string
 
@@ -42,11 +43,12 @@ func repoRoot(t *testing.T) string {
 // it in t's cleanup (printing the tail of every log first if t failed).
 func Start(t *testing.T, cfg Config) *Net {
 	t.Helper()
-	if err := cfg.check(); err != nil {
+	root := repoRoot(t)
+	ports, err := cfg.check(root)
+	if err != nil {
 		t.Fatal(err)
 	}
-	root := repoRoot(t)
-	n := &Net{t: t, root: root, cfg: cfg, Bins: binaries(t, root), Home: t.TempDir(), execAddrs: map[int]string{}}
+	n := &Net{t: t, root: root, cfg: cfg, ports: ports, Bins: binaries(t, root), Home: t.TempDir(), execAddrs: map[int]string{}}
 	n.KeysDir = filepath.Join(n.Home, "keys")
 	n.env = n.environ()
 	n.startWatchdog()
@@ -75,7 +77,7 @@ func (n *Net) environ() []string { return scriptEnv(n.cfg, n.Home, n.Bins) }
 // runs a script itself uses this.
 func ScriptEnv(t *testing.T, cfg Config, home string) []string {
 	t.Helper()
-	if err := cfg.check(); err != nil {
+	if _, err := cfg.check(repoRoot(t)); err != nil {
 		t.Fatal(err)
 	}
 	return scriptEnv(cfg, home, Binaries(t))
@@ -90,6 +92,7 @@ func scriptEnv(cfg Config, home, bins string) []string {
 		"LOCALNET_HOME="+home,
 		"INFERENCED="+inferenced,
 		"FAKE_EXECUTOR="+filepath.Join(bins, "fake-executor"),
+		"LOCALNET_KEYS="+filepath.Join(bins, "localnet-keys"),
 		"LOADGEN="+filepath.Join(bins, "loadgen"),
 		fmt.Sprintf("PORT_OFFSET=%d", cfg.PortOffset),
 	)

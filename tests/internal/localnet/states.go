@@ -7,6 +7,7 @@ import (
 	"github.com/cosmos/gogoproto/proto"
 
 	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // The names the chain answers with (REST, CLI, event attributes), taken
@@ -34,6 +35,10 @@ var (
 
 	// A governance proposal's status once its messages have run.
 	ProposalPassed = govv1.StatusPassed.String()
+
+	// An executor's attested sample in a health bundle (Samples).
+	SampleOK   = verdict.OK.String()
+	SampleMiss = verdict.Miss.String()
 
 	// healthChanged is the type of the breaker's transition events.
 	healthChanged = proto.MessageName(&types.EventExecutorHealthChanged{})
