@@ -6,6 +6,7 @@
 #   scripts/localnet.sh stop     stop every process this network started
 #   scripts/localnet.sh status   heights, epoch and participants
 #   scripts/localnet.sh reset    stop and delete the network's home
+#   scripts/localnet.sh ports    every port of the network (see Ports below)
 #
 # Processes run in their own session (setsid), so a Ctrl-C in the terminal
 # reaches only the caller, which then calls stop.
@@ -48,7 +49,9 @@
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #
-# Keys (test keyring in $LOCALNET_HOME/keys), each funded with 1000000000000stake:
+# Keys (test keyring in $LOCALNET_HOME/keys, made by build/localnet-keys in
+# one process; "name address" lines in $LOCALNET_HOME/addresses), each
+# funded with 1000000000000stake:
 #   val<i>     validator i
 #   exec<j>    executor j, a genesis participant
 #   agent<k>   transfer agent k (k < AGENTS), registered in genesis with AGENT_BOND:
