@@ -262,21 +262,34 @@ func TestFleetListenRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// Hold a port whose lower neighbour is free. Below the ephemeral range
+	// (32768 and up, shared with every outgoing connection on the machine)
+	// and above the localnets' ports; each candidate is tried for real.
+	var taken net.Listener
+	var port int
+	for p := 16001; p < 26000 && taken == nil; p += 7 {
+		below, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p-1))
+		if err != nil {
+			continue
+		}
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+			taken, port = l, p
+		}
+		_ = below.Close()
 	}
-	defer taken.Close()
-	port := taken.Addr().(*net.TCPAddr).Port
-	if _, err := f.Listen("127.0.0.1", port-1); err == nil {
-		t.Fatalf("listened on %d..%d with %d taken", port-1, port+1, port)
+	if taken == nil {
+		t.Fatal("no free pair of ports in 16000..26000")
+	}
+	defer func() { _ = taken.Close() }()
+	if _, err := f.Listen("127.0.0.1", port-1); err == nil || !strings.Contains(err.Error(), "executor 1") {
+		t.Fatalf("listened on %d..%d with %d taken: %v, want executor 1's error", port-1, port+1, port, err)
 	}
 	// The port below the taken one was opened, then closed again.
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port-1))
 	if err != nil {
 		t.Fatalf("port %d left open by the failed Listen: %v", port-1, err)
 	}
-	ln.Close()
+	_ = ln.Close()
 	for _, base := range []int{0, 65534} {
 		if _, err := f.Listen("127.0.0.1", base); err == nil {
 			t.Errorf("base port %d accepted for 3 executors", base)

@@ -114,7 +114,7 @@ func (n *Net) loadAddresses() {
 	if err != nil {
 		return // the CLI answers instead
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, addr, ok := strings.Cut(sc.Text(), " ")
