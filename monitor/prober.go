@@ -42,8 +42,8 @@ func newProber(cfg Config) *prober {
 		},
 	}
 	transport := &http.Transport{
-		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
+		Proxy:       nil,
+		DialContext: dialer.DialContext,
 		// The pool holds at most one connection per host that answered
 		// (two when executors share a host), so about min(healthy
 		// members, maxIdleConns); a probe that times out closes its own.

@@ -80,7 +80,9 @@ func newSchedule(n int, interval time.Duration, salt uint64) *schedule {
 	return s
 }
 
-func constant(d time.Duration) func(Member) time.Duration { return func(Member) time.Duration { return d } }
+func constant(d time.Duration) func(Member) time.Duration {
+	return func(Member) time.Duration { return d }
+}
 
 // Every executor is probed exactly once per interval, whatever the number
 // of slots, as long as the slots cover the group; consecutive probes of
