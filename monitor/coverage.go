@@ -3,13 +3,15 @@ package monitor
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"time"
 )
 
-// utilisation is the share of slot time the coverage arithmetic counts on:
-// probes do not arrive perfectly evenly, so a config sized at 100% of its
-// slots falls behind on every burst of slow answers.
-const utilisation = 0.8
+// utilisation is the share of slot time the coverage arithmetic counts
+// on, utilNum/utilDen (80%): probes do not arrive perfectly evenly, so a
+// config sized at 100% of its slots falls behind on every burst of slow
+// answers.
+const utilNum, utilDen = 4, 5
 
 // Coverage says whether a configuration can probe every member of a group
 // once per probe interval, at the measured latency and in the worst case
@@ -27,6 +29,11 @@ type Coverage struct {
 	// group at the measured latency; the Worst ones at the timeout.
 	Concurrency, WorstConcurrency int
 	Interval, WorstInterval       time.Duration
+	// Sweep is how often each executor is probed at the measured latency
+	// (0 when unmeasured): the interval, or longer when the slots fall
+	// short (members x latency / max-concurrency); WorstSweep at the
+	// timeout. Verdicts stay fresh while sweep + timeout <= verdict-ttl.
+	Sweep, WorstSweep time.Duration
 	// TTL is the verdict-ttl that keeps verdicts fresh between probes at
 	// the configured interval: interval + timeout.
 	TTL time.Duration
@@ -34,13 +41,15 @@ type Coverage struct {
 }
 
 // coverage is the sizing arithmetic: capacity = max-concurrency x
-// probe-interval / latency x utilisation, against members.
+// probe-interval / latency x 80%, against members.
 func coverage(cfg Config, members int, measured time.Duration) Coverage {
 	c := Coverage{Members: members, Measured: measured, cfg: cfg, TTL: cfg.ProbeInterval + cfg.ProbeTimeout}
 	c.WorstCapacity = capacity(cfg, cfg.ProbeTimeout)
 	c.WorstConcurrency = needConcurrency(members, cfg.ProbeInterval, cfg.ProbeTimeout)
 	c.WorstInterval = needInterval(members, cfg.MaxConcurrency, cfg.ProbeTimeout)
+	c.WorstSweep = sweep(cfg, members, cfg.ProbeTimeout)
 	if measured > 0 {
+		c.Sweep = sweep(cfg, members, measured)
 		c.Capacity = capacity(cfg, measured)
 		c.Concurrency = needConcurrency(members, cfg.ProbeInterval, measured)
 		c.Interval = needInterval(members, cfg.MaxConcurrency, measured)
@@ -49,19 +58,40 @@ func coverage(cfg Config, members int, measured time.Duration) Coverage {
 }
 
 func capacity(cfg Config, latency time.Duration) int {
-	v := float64(cfg.MaxConcurrency) * utilisation * cfg.ProbeInterval.Seconds() / latency.Seconds()
-	return int(math.Min(math.Floor(v), math.MaxInt32))
+	v := mulDiv(int64(cfg.MaxConcurrency)*utilNum, int64(cfg.ProbeInterval), int64(latency)*utilDen, false)
+	return int(min(v, math.MaxInt32))
 }
 
 func needConcurrency(members int, interval, latency time.Duration) int {
-	return int(math.Ceil(float64(members) * latency.Seconds() / (interval.Seconds() * utilisation)))
+	v := mulDiv(int64(members)*utilDen, int64(latency), int64(interval)*utilNum, true)
+	return int(min(v, math.MaxInt32))
 }
 
-// needInterval is rounded up to 100ms, the shortest interval allowed.
+// sweep is rounded up to the millisecond.
+func sweep(cfg Config, members int, latency time.Duration) time.Duration {
+	ns := mulDiv(int64(members), int64(latency), int64(cfg.MaxConcurrency), true)
+	return max(time.Duration(min(ns, math.MaxInt64-int64(time.Millisecond))).Round(time.Millisecond), cfg.ProbeInterval)
+}
+
+// needInterval is rounded up to 100ms, the granularity of the advice.
 func needInterval(members, concurrency int, latency time.Duration) time.Duration {
-	s := float64(members) * latency.Seconds() / (float64(concurrency) * utilisation)
-	d := time.Duration(math.Ceil(s*10)) * 100 * time.Millisecond
-	return max(d, minProbeInterval)
+	ns := mulDiv(int64(members)*utilDen, int64(latency), int64(concurrency)*utilNum, true)
+	const step = int64(100 * time.Millisecond)
+	return max(time.Duration((min(ns, math.MaxInt64-step)+step-1)/step*step), minProbeInterval)
+}
+
+// mulDiv is a*b/c rounded down or up, exact (no overflow of a*b), at most
+// MaxInt64. a, b >= 0 and c > 0.
+func mulDiv(a, b, c int64, up bool) int64 {
+	p := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
+	q, r := new(big.Int).QuoRem(p, big.NewInt(c), new(big.Int))
+	if up && r.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return math.MaxInt64
+	}
+	return q.Int64()
 }
 
 // Covered reports whether the config covers the group at the measured
@@ -81,7 +111,8 @@ func (c Coverage) Advice() string {
 		return fmt.Sprintf("raise %s to at least %s (%s + %s), or verdicts go stale between probes",
 			key("VerdictTTL"), c.TTL, name("ProbeInterval"), name("ProbeTimeout"))
 	}
-	worst := fmt.Sprintf("if every executor hung it would need %s", c.raise(c.WorstConcurrency, c.WorstInterval))
+	worst := fmt.Sprintf("if every executor hung, each would be probed every %s (%s); for once per interval raise %s",
+		c.WorstSweep, c.freshness(c.WorstSweep), c.raise(c.WorstConcurrency, c.WorstInterval))
 	switch {
 	case c.Members <= c.WorstCapacity:
 		return "covers the group even if every executor hangs"
@@ -90,8 +121,17 @@ func (c Coverage) Advice() string {
 	case c.Members <= c.Capacity:
 		return "covers the group at the measured latency; " + worst
 	default:
-		return "does not cover the group at the measured latency: raise " + c.raise(c.Concurrency, c.Interval)
+		return fmt.Sprintf("does not cover the group at the measured latency: each executor is probed every %s (%s); raise %s",
+			c.Sweep, c.freshness(c.Sweep), c.raise(c.Concurrency, c.Interval))
 	}
+}
+
+// freshness says whether verdicts outlive a sweep.
+func (c Coverage) freshness(sweep time.Duration) string {
+	if sweep+c.cfg.ProbeTimeout <= c.cfg.VerdictTTL {
+		return "verdicts fresh within " + name("VerdictTTL")
+	}
+	return "verdicts go stale"
 }
 
 // raise names the two ways out: more slots or a longer interval (with the

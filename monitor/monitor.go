@@ -31,9 +31,10 @@ type Group struct {
 // GroupSource reads the current epoch group from the last committed state.
 type GroupSource func(ctx context.Context) (Group, error)
 
-// latencyWeight is the weight of one probe in the moving average of probe
-// latency the coverage check uses.
-const latencyWeight = 1.0 / 32
+// latencyWindow is how many probes the moving average of probe latency
+// (the coverage check's) spans: a plain mean up to that many, then each
+// new probe weighs 1/latencyWindow.
+const latencyWindow = 256
 
 // Monitor probes executors and answers snapshots of their health.
 //
@@ -54,6 +55,11 @@ type Monitor struct {
 	sched    schedule
 	inFlight int
 	latency  time.Duration // moving average over every probe, hung ones included
+	probed   int           // probes in the average, up to latencyWindow
+	// coverageAt is when the coverage line of the epoch is due: one
+	// interval and timeout after the epoch was first seen, so that it
+	// reports a measured latency; zero once logged.
+	coverageAt time.Time
 
 	slots chan struct{}
 	// wake tells dispatch to look at the schedule again: the group changed,
@@ -117,8 +123,9 @@ func (m *Monitor) refresh(ctx context.Context) {
 	}
 }
 
-// readGroup adopts the group the source shows. On the first read and on
-// every epoch change it logs whether the config covers the group.
+// readGroup adopts the group the source shows. Once per epoch (the first
+// included), after the first sweep, it logs whether the config covers the
+// group.
 func (m *Monitor) readGroup(ctx context.Context) {
 	group, err := m.source(ctx)
 	if err != nil {
@@ -126,28 +133,42 @@ func (m *Monitor) readGroup(ctx context.Context) {
 		return
 	}
 	m.mu.Lock()
-	newEpoch := !m.watching || group.Epoch != m.epoch
-	changed := m.sched.adopt(group.Members, m.now())
+	now := m.now()
+	if !m.watching || group.Epoch != m.epoch {
+		m.coverageAt = now.Add(m.cfg.ProbeInterval + m.cfg.ProbeTimeout)
+	}
+	changed := m.sched.adopt(group.Members, now)
 	m.watching, m.epoch = true, group.Epoch
-	cov := coverage(m.cfg, len(group.Members), m.latency)
-	lag := m.sched.lag(m.now())
+	measured := m.latency
+	if m.probed > 0 {
+		measured = max(measured, time.Microsecond) // zero means none measured
+	}
+	cov := coverage(m.cfg, len(group.Members), measured)
+	lag := m.sched.lag(now)
 	inFlight := m.inFlight
+	logNow := !m.coverageAt.IsZero() && !now.Before(m.coverageAt)
+	if logNow {
+		m.coverageAt = time.Time{}
+	}
 	m.mu.Unlock()
 	if changed {
 		m.poke()
 	}
-	if newEpoch {
+	if logNow {
 		m.logCoverage(group.Epoch, cov)
 	}
 	reportSchedule(cov, inFlight, lag)
 }
+
+// coverageLine is the message of the coverage log line.
+const coverageLine = "health monitor coverage"
 
 func (m *Monitor) logCoverage(epoch uint64, c Coverage) {
 	measured := "none yet"
 	if c.Measured > 0 {
 		measured = c.Measured.Round(time.Millisecond).String()
 	}
-	m.logger.Info("health monitor coverage", "epoch", epoch, "members", c.Members, "covered", c.Covered(),
+	m.logger.Info(coverageLine, "epoch", epoch, "members", c.Members, "covered", c.Covered(),
 		name("MaxConcurrency"), m.cfg.MaxConcurrency, name("ProbeInterval"), m.cfg.ProbeInterval,
 		"mean_latency", measured, "capacity_at_mean", c.Capacity,
 		"capacity_if_all_hang", c.WorstCapacity, "advice", c.Advice())
@@ -225,12 +246,8 @@ func (m *Monitor) probeOne(ctx context.Context, t *target, start time.Time) {
 	m.mu.Lock()
 	m.inFlight--
 	if !cancelled {
-		took := end.Sub(start)
-		if m.latency == 0 {
-			m.latency = took
-		} else {
-			m.latency += time.Duration(float64(took-m.latency) * latencyWeight)
-		}
+		m.probed = min(m.probed+1, latencyWindow)
+		m.latency += (end.Sub(start) - m.latency) / time.Duration(m.probed)
 	}
 	first := m.sched.finish(t, start, end, ok, cancelled)
 	m.mu.Unlock()

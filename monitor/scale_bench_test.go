@@ -8,9 +8,11 @@ package monitor_test
 //	go test ./monitor/ -run '^$' -bench MonitorScale -benchtime 1x
 //
 // MONITOR_BENCH_EXECUTORS (default "1000,10000"), MONITOR_BENCH_SECONDS
-// (measured, default 15, after a 5 s warm-up) and MONITOR_BENCH_CONCURRENCY
-// (default: DefaultConfig below 5,000 executors, 2048 at an interval of 2s
-// from there) tune it. The executors are served by child processes (this
+// (measured, default 15, after a 5 s warm-up), MONITOR_BENCH_HANG_PCT
+// (default 30), MONITOR_BENCH_CONCURRENCY and MONITOR_BENCH_INTERVAL_MS
+// (default: DefaultConfig below 5,000 executors, 2048 slots at an interval
+// of 2s from there) tune it; an older monitor that refuses the concurrency
+// gets half of it until it accepts. The executors are served by child processes (this
 // test binary, re-executed), at most 5,000 each, so that listeners and
 // both ends of every connection fit the file descriptor limit.
 
@@ -45,8 +47,19 @@ const (
 	largeInterval = 2 * time.Second
 )
 
-// hangs is which executors never answer: 30% of them, spread over the group.
-func hangs(i int) bool { return (i*7)%10 < 3 }
+// hangPct is the share of executors that never answer (MONITOR_BENCH_HANG_PCT,
+// default 30); the fleets read it from the same environment.
+var hangPct = envInt("MONITOR_BENCH_HANG_PCT", 30)
+
+// hangs is which executors hang: hangPct% of them, spread over the group.
+func hangs(i int) bool { return (i*37)%100 < hangPct }
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
+		return v
+	}
+	return def
+}
 
 func init() {
 	if spec := os.Getenv(fleetEnv); spec != "" {
@@ -152,8 +165,11 @@ func benchConfig(n int) monitor.Config {
 	if n >= largeGroup {
 		cfg.MaxConcurrency, cfg.ProbeInterval = largeConc, largeInterval
 	}
-	if v, err := strconv.Atoi(os.Getenv("MONITOR_BENCH_CONCURRENCY")); err == nil {
+	if v := envInt("MONITOR_BENCH_CONCURRENCY", 0); v > 0 {
 		cfg.MaxConcurrency = v
+	}
+	if v := envInt("MONITOR_BENCH_INTERVAL_MS", 0); v > 0 {
+		cfg.ProbeInterval = time.Duration(v) * time.Millisecond
 	}
 	return cfg
 }
@@ -163,10 +179,7 @@ func BenchmarkMonitorScale(b *testing.B) {
 	if v := os.Getenv("MONITOR_BENCH_EXECUTORS"); v != "" {
 		sizes = v
 	}
-	seconds := 15
-	if v, err := strconv.Atoi(os.Getenv("MONITOR_BENCH_SECONDS")); err == nil && v > 0 {
-		seconds = v
-	}
+	seconds := max(envInt("MONITOR_BENCH_SECONDS", 15), 1)
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
@@ -220,8 +233,14 @@ func benchScale(b *testing.B, n, seconds int) {
 		f := float64(known) / float64(n)
 		fresh += f
 		minFresh = min(minFresh, f)
-		healthyOK += float64(ok) / float64(healthy)
-		hangingMiss += float64(miss) / float64(n-healthy)
+		if healthy > 0 {
+			healthyOK += float64(ok) / float64(healthy)
+		} else {
+			healthyOK++ // no healthy executor to miss
+		}
+		if healthy < n {
+			hangingMiss += float64(miss) / float64(n-healthy)
+		}
 	}
 	elapsed := time.Since(t0).Seconds()
 	probes := float64(requests(b, fleets)-before) / elapsed
@@ -240,6 +259,7 @@ func benchScale(b *testing.B, n, seconds int) {
 	b.ReportMetric(snapshotNs/k/1e3, "snapshot_us")
 	b.ReportMetric(float64(cfg.MaxConcurrency), "concurrency")
 	b.ReportMetric(cfg.ProbeInterval.Seconds(), "interval_s")
+	b.ReportMetric(float64(hangPct), "hang_pct")
 }
 
 // cpuTime is the CPU this process (the monitor; the fleets are children)
