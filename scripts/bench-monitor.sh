@@ -22,13 +22,16 @@ cleanup() {
 trap cleanup EXIT
 
 run() { # dir label
-	(cd "$1" && go test ./monitor/ -run '^$' -bench '^BenchmarkMonitorScale$' -benchtime 1x -timeout 30m) |
-		tee /dev/stderr | awk -v label="$2" '/^BenchmarkMonitorScale\// {
+	local out="$tmp/out"
+	(cd "$1" && go test ./monitor/ -run '^$' -bench '^BenchmarkMonitorScale$' -benchtime 1x -timeout 30m) >"$out" 2>&1 ||
+		{ cat "$out" >&2; echo "benchmark failed in $1" >&2; exit 1; }
+	cat "$out" >&2
+	awk -v label="$2" '/^BenchmarkMonitorScale\// {
 			n = $1; sub(/.*executors=/, "", n); sub(/-[0-9]+$/, "", n)
 			for (i = 5; i < NF; i += 2) v[$(i + 1)] = $i
 			printf "%s %s %s %s %s %s %s %s %s %s %s %s\n", label, n, v["concurrency"], v["interval_s"], v["fresh"], v["fresh_min"],
 				v["healthy_ok"], v["hanging_miss"], v["probes/s"], v["cpu_cores"], v["fds"], v["snapshot_us"]
-		}' >>"$tmp/results"
+		}' "$out" >>"$tmp/results"
 }
 
 git -C "$root" worktree add --quiet --detach "$tmp/base" "$base"
@@ -39,7 +42,7 @@ echo "== after: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --
 run "$root" "after($(git -C "$root" rev-parse --short HEAD))"
 
 echo
-echo "30% of executors hang; a Snapshot read each second after a 5 s warm-up"
+echo "${MONITOR_BENCH_HANG_PCT:-30}% of executors hang; a Snapshot read each second for ${MONITOR_BENCH_SECONDS:-15} s after a 5 s warm-up"
 {
 	echo "run executors concurrency interval_s fresh fresh_min healthy_ok hanging_miss probes/s cpu_cores fds snapshot_us"
 	sort -k2,2n -k1,1r "$tmp/results"
