@@ -37,13 +37,19 @@ type Coverage struct {
 	// TTL is the verdict-ttl that keeps verdicts fresh between probes at
 	// the configured interval: interval + timeout.
 	TTL time.Duration
-	cfg Config
+	// FDs is how many file descriptors the monitor may hold: one kept-alive
+	// connection per executor (up to the pool's bound) and one per probe in
+	// flight; FDLimit is the process's limit (0 if unknown), which must
+	// also leave the node its own (nodeFDs).
+	FDs, FDLimit int
+	cfg          Config
 }
 
 // coverage is the sizing arithmetic: capacity = max-concurrency x
 // probe-interval / latency x 80%, against members.
-func coverage(cfg Config, members int, measured time.Duration) Coverage {
-	c := Coverage{Members: members, Measured: measured, cfg: cfg, TTL: cfg.ProbeInterval + cfg.ProbeTimeout}
+func coverage(cfg Config, members int, measured time.Duration, fdLimit int) Coverage {
+	c := Coverage{Members: members, Measured: measured, cfg: cfg, TTL: cfg.ProbeInterval + cfg.ProbeTimeout,
+		FDs: min(members, maxIdleConns) + min(members, cfg.MaxConcurrency), FDLimit: fdLimit}
 	c.WorstCapacity = capacity(cfg, cfg.ProbeTimeout)
 	c.WorstConcurrency = needConcurrency(members, cfg.ProbeInterval, cfg.ProbeTimeout)
 	c.WorstInterval = needInterval(members, cfg.MaxConcurrency, cfg.ProbeTimeout)
@@ -94,6 +100,14 @@ func mulDiv(a, b, c int64, up bool) int64 {
 	return q.Int64()
 }
 
+// nodeFDs is what the coverage check leaves the rest of the node (peers,
+// RPC clients, the database's files).
+const nodeFDs = 1024
+
+// FDsShort reports whether the open-file limit is known and too low for
+// the monitor and the node: probes that cannot open a socket are misses.
+func (c Coverage) FDsShort() bool { return c.FDLimit > 0 && c.FDs+nodeFDs > c.FDLimit }
+
 // Covered reports whether the config covers the group at the measured
 // latency, or in the worst case before anything was measured, and keeps
 // verdicts fresh between probes.
@@ -102,11 +116,15 @@ func (c Coverage) Covered() bool {
 	if c.Measured > 0 {
 		capacity = c.Capacity
 	}
-	return capacity >= c.Members && c.cfg.VerdictTTL >= c.TTL
+	return capacity >= c.Members && c.cfg.VerdictTTL >= c.TTL && !c.FDsShort()
 }
 
 // Advice says what to change, in app.toml terms, or that nothing needs to.
 func (c Coverage) Advice() string {
+	if c.FDsShort() {
+		return fmt.Sprintf("raise the open-file limit (ulimit -n, now %d) to at least %d: the monitor may hold %d "+
+			"connections and the node needs its own; a probe that cannot open one is a miss", c.FDLimit, c.FDs+nodeFDs, c.FDs)
+	}
 	if c.cfg.VerdictTTL < c.TTL {
 		return fmt.Sprintf("raise %s to at least %s (%s + %s), or verdicts go stale between probes",
 			key("VerdictTTL"), c.TTL, name("ProbeInterval"), name("ProbeTimeout"))

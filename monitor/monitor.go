@@ -48,6 +48,8 @@ type Monitor struct {
 	source GroupSource
 	logger log.Logger
 	now    func() time.Time
+	// fdLimit is the open-file limit, read once at New.
+	fdLimit int
 
 	mu       sync.RWMutex
 	watching bool // a group has been read
@@ -77,7 +79,7 @@ func New(cfg Config, source GroupSource, logger log.Logger) (*Monitor, error) {
 		return nil, err
 	}
 	return &Monitor{
-		cfg: cfg, prober: newProber(cfg), source: source, logger: logger, now: time.Now,
+		cfg: cfg, prober: newProber(cfg), source: source, logger: logger, now: time.Now, fdLimit: fdLimit(),
 		sched: schedule{interval: cfg.ProbeInterval, salt: rand.Uint64()},
 		slots: make(chan struct{}, cfg.MaxConcurrency), wake: make(chan struct{}, 1),
 	}, nil
@@ -143,7 +145,7 @@ func (m *Monitor) readGroup(ctx context.Context) {
 	if m.probed > 0 {
 		measured = max(measured, time.Microsecond) // zero means none measured
 	}
-	cov := coverage(m.cfg, len(group.Members), measured)
+	cov := coverage(m.cfg, len(group.Members), measured, m.fdLimit)
 	lag := m.sched.lag(now)
 	inFlight := m.inFlight
 	logNow := !m.coverageAt.IsZero() && !now.Before(m.coverageAt)
@@ -171,7 +173,7 @@ func (m *Monitor) logCoverage(epoch uint64, c Coverage) {
 	m.logger.Info(coverageLine, "epoch", epoch, "members", c.Members, "covered", c.Covered(),
 		name("MaxConcurrency"), m.cfg.MaxConcurrency, name("ProbeInterval"), m.cfg.ProbeInterval,
 		"mean_latency", measured, "capacity_at_mean", c.Capacity,
-		"capacity_if_all_hang", c.WorstCapacity, "advice", c.Advice())
+		"capacity_if_all_hang", c.WorstCapacity, "fds_needed", c.FDs+nodeFDs, "fd_limit", c.FDLimit, "advice", c.Advice())
 }
 
 func (m *Monitor) poke() {
