@@ -149,7 +149,7 @@ func (c Coverage) freshness(sweep time.Duration) string {
 	if sweep+c.cfg.ProbeTimeout <= c.cfg.VerdictTTL {
 		return "verdicts fresh within " + name("VerdictTTL")
 	}
-	return "verdicts go stale"
+	return "some verdicts may go stale"
 }
 
 // raise names the two ways out: more slots or a longer interval (with the

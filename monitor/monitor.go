@@ -171,7 +171,7 @@ func (m *Monitor) logCoverage(epoch uint64, c Coverage) {
 		measured = c.Measured.Round(time.Millisecond).String()
 	}
 	m.logger.Info(coverageLine, "epoch", epoch, "members", c.Members, "covered", c.Covered(),
-		name("MaxConcurrency"), m.cfg.MaxConcurrency, name("ProbeInterval"), m.cfg.ProbeInterval,
+		name("MaxConcurrency"), m.cfg.MaxConcurrency, name("ProbeInterval"), m.cfg.ProbeInterval.String(),
 		"mean_latency", measured, "capacity_at_mean", c.Capacity,
 		"capacity_if_all_hang", c.WorstCapacity, "fds_needed", c.FDs+nodeFDs, "fd_limit", c.FDLimit, "advice", c.Advice())
 }
