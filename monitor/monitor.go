@@ -263,37 +263,44 @@ func (m *Monitor) probeOne(ctx context.Context, t *target, start time.Time) {
 // caller then abstains). It does no I/O: one pass under the read lock,
 // which also sets the verdict gauges.
 func (m *Monitor) Snapshot(epoch uint64, n int) ([]verdict.Verdict, error) {
+	out, counts, err := m.snapshot(epoch, n)
+	if err != nil {
+		return nil, err
+	}
+	reportVerdicts(counts)
+	return out, nil
+}
+
+func (m *Monitor) snapshot(epoch uint64, n int) ([]verdict.Verdict, verdictCounts, error) {
 	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var counts verdictCounts
 	if !m.watching || m.epoch != epoch || len(m.sched.targets) != n {
-		defer m.mu.RUnlock()
-		return nil, fmt.Errorf("monitor watches epoch %d with %d executors, not epoch %d with %d",
+		return nil, counts, fmt.Errorf("monitor watches epoch %d with %d executors, not epoch %d with %d",
 			m.epoch, len(m.sched.targets), epoch, n)
 	}
 	now := m.now()
 	out := make([]verdict.Verdict, n)
-	var counts verdictCounts
 	for i, t := range m.sched.targets {
-		age := now.Sub(t.since)
-		switch {
-		case !t.set:
+		if !t.set {
 			out[i] = verdict.Unknown
 			counts.unknown++
-		case now.Sub(t.at) > m.cfg.VerdictTTL:
+			counts.oldest = max(counts.oldest, now.Sub(t.since))
+			continue
+		}
+		age := now.Sub(t.at)
+		counts.oldest = max(counts.oldest, age)
+		switch {
+		case age > m.cfg.VerdictTTL:
 			out[i] = verdict.Unknown
 			counts.stale++
-			age = now.Sub(t.at)
 		case t.ok:
 			out[i] = verdict.OK
 			counts.ok++
-			age = now.Sub(t.at)
 		default:
 			out[i] = verdict.Miss
 			counts.miss++
-			age = now.Sub(t.at)
 		}
-		counts.oldest = max(counts.oldest, age)
 	}
-	m.mu.RUnlock()
-	reportVerdicts(counts)
-	return out, nil
+	return out, counts, nil
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -230,5 +232,38 @@ func TestScheduleCancelledProbeKeepsVerdict(t *testing.T) {
 	s.finish(tg, t0.Add(time.Second), t0.Add(time.Second), false, true)
 	if !tg.ok || !tg.at.Equal(t0.Add(time.Millisecond)) {
 		t.Fatalf("a cancelled probe changed the verdict: %+v", tg)
+	}
+}
+
+// A snapshot sorts every executor into exactly one of ok, miss, stale
+// (older than the TTL) and unknown (never probed), the counts the verdict
+// gauges show, with the oldest age.
+func TestSnapshotCounts(t *testing.T) {
+	m, err := New(testConfig(), nil, nil) // TTL 2s
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(time.Minute)
+	m.now = func() time.Time { return now }
+	m.sched.adopt(members(5), t0) // watched since t0
+	m.watching, m.epoch = true, 9
+	verdicts := []struct {
+		set bool
+		ok  bool
+		age time.Duration
+	}{{true, true, time.Second}, {true, false, 0}, {true, true, 3 * time.Second}, {false, false, 0}, {true, false, 2 * time.Second}}
+	for i, v := range verdicts {
+		m.sched.targets[i].set, m.sched.targets[i].ok, m.sched.targets[i].at = v.set, v.ok, now.Add(-v.age)
+	}
+	got, counts, err := m.snapshot(9, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []verdict.Verdict{verdict.OK, verdict.Miss, verdict.Unknown, verdict.Unknown, verdict.Miss}
+	if !equal(got, want) {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	if c := (verdictCounts{ok: 1, miss: 2, stale: 1, unknown: 1, oldest: time.Minute}); counts != c {
+		t.Errorf("counts %+v, want %+v", counts, c)
 	}
 }
