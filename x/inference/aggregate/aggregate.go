@@ -18,10 +18,15 @@ import (
 )
 
 // Vote is one validator's valid extension: its power as recorded in the
-// verified commit, and its packed verdicts (empty: abstains).
+// verified commit, and its verdicts in either compact form
+// (verdict.CheckEither: a packing of n, or a sparse list of exceptions;
+// extensions carry the canonical one), unless it abstains.
 type Vote struct {
 	Power    int64
 	Verdicts []byte
+	// Abstain: an empty extension. It counts in C and reports nothing; an
+	// empty Verdicts without it is the sparse form of an all-ok list.
+	Abstain bool
 }
 
 // Sample is the attested verdict on the executor at Index in the group.
@@ -30,9 +35,9 @@ type Sample struct {
 	Miss  bool
 }
 
-// Aggregate computes the samples for a group of n executors. Every
-// non-empty vote must hold exactly n verdicts; any other input is an error,
-// never a panic.
+// Aggregate computes the samples for a group of n executors. Every vote
+// that does not abstain must hold exactly n verdicts; any other input is an
+// error, never a panic.
 func Aggregate(votes []Vote, n int) ([]Sample, error) {
 	if n < 0 {
 		return nil, errors.New("negative group size")
@@ -46,20 +51,26 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 			return nil, errors.New("total power overflows")
 		}
 		total += uint64(v.Power)
-		if len(v.Verdicts) != 0 {
-			if err := verdict.Check(v.Verdicts, n); err != nil {
+		if !v.Abstain {
+			if err := verdict.CheckEither(v.Verdicts, n); err != nil {
 				return nil, fmt.Errorf("vote %d: %w", i, err)
 			}
 		}
 	}
 	t := newTally(n)
 	for _, v := range distinct(votes) {
-		t.add(v.Verdicts, uint64(v.Power))
+		if verdict.IsSparse(v.Verdicts, n) {
+			t.addSparse(v.Verdicts, n, uint64(v.Power))
+		} else {
+			t.add(v.Verdicts, uint64(v.Power))
+		}
 	}
 	// Most executors get a sample in most blocks: one allocation, no growth.
 	out := make([]Sample, 0, n)
 	for i := 0; i < n; i++ {
-		ok := t.ok[i] + t.byteOK[i/4] + t.wordOK[i/32]
+		// sparseOK covers every sparse vote's power, deficit[i] the part of
+		// it that voted otherwise on i: never more than sparseOK.
+		ok := t.sparseOK - t.deficit[i] + t.ok[i] + t.byteOK[i/4] + t.wordOK[i/32]
 		switch {
 		case 2*t.miss[i] > total:
 			out = append(out, Sample{Index: i, Miss: true})
@@ -71,23 +82,37 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 }
 
 // tally sums the power behind each executor's ok and miss. Most verdict
-// lists are long runs of oks (or of unknowns), so a word of 32 oks, or a
-// byte of 4, is credited once to the word or byte and spread when read.
+// lists are long runs of oks (or of unknowns): a sparse list credits its
+// power to every executor at once (sparseOK) and debits its exceptions; in
+// a packing, a word of 32 oks, or a byte of 4, is credited once to the word
+// or byte and spread when read.
 type tally struct {
 	ok, miss []uint64
 	byteOK   []uint64 // per packed byte of four oks
 	wordOK   []uint64 // per 8-byte word of 32 oks
+	sparseOK uint64   // power of the sparse lists
+	deficit  []uint64 // per executor: sparse power that did not say ok
 }
 
 func newTally(n int) tally {
 	size := verdict.PackedLen(n)
 	return tally{
-		ok: make([]uint64, n), miss: make([]uint64, n),
+		ok: make([]uint64, n), miss: make([]uint64, n), deficit: make([]uint64, n),
 		byteOK: make([]uint64, size), wordOK: make([]uint64, (size+7)/8),
 	}
 }
 
-// add tallies one checked verdict list of the group with power p.
+// addSparse tallies one checked sparse list of the group with power p.
+func (t *tally) addSparse(bz []byte, n int, p uint64) {
+	t.sparseOK += p
+	// Checked by CheckEither: cannot fail.
+	_ = verdict.Exceptions(bz, n, func(i int, v verdict.Verdict) {
+		t.deficit[i] += p
+		t.miss[i] += p * isMiss[v]
+	})
+}
+
+// add tallies one checked packing of the group with power p.
 func (t *tally) add(packed []byte, p uint64) {
 	j := 0
 	for ; j+8 <= len(packed); j += 8 {
@@ -135,13 +160,16 @@ var (
 	isMiss = [4]uint64{verdict.Miss: 1}
 )
 
-// distinct merges votes with identical verdicts (summing their power), in
-// byte order: honest validators mostly agree, so the tally then runs over a
-// few distinct lists instead of every validator.
+// distinct merges the votes that do not abstain and have identical
+// verdicts (summing their power), in byte order: honest validators mostly
+// agree, so the tally then runs over a few distinct lists instead of every
+// validator. Extensions carry the canonical form, so equal lists have equal
+// bytes; two forms of one list (possible only in direct callers' input)
+// are merely tallied apart.
 func distinct(votes []Vote) []Vote {
 	sorted := make([]Vote, 0, len(votes))
 	for _, v := range votes {
-		if len(v.Verdicts) > 0 {
+		if !v.Abstain {
 			sorted = append(sorted, v)
 		}
 	}
