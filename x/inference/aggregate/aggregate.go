@@ -39,25 +39,59 @@ type Sample struct {
 // that does not abstain must hold exactly n verdicts; any other input is an
 // error, never a panic.
 func Aggregate(votes []Vote, n int) ([]Sample, error) {
+	t, err := tallyVotes(votes, n)
+	if err != nil {
+		return nil, err
+	}
+	// Most executors get a sample in most blocks: one allocation, no growth.
+	out := make([]Sample, 0, n)
+	for i := 0; i < n; i++ {
+		switch t.sample(i) {
+		case verdict.Miss:
+			out = append(out, Sample{Index: i, Miss: true})
+		case verdict.OK:
+			out = append(out, Sample{Index: i})
+		}
+	}
+	return out, nil
+}
+
+// Packed is Pack(Aggregate(votes, n), n) without the list in between: the
+// samples as a bundle carries them, for the proposal handlers.
+func Packed(votes []Vote, n int) ([]byte, error) {
+	t, err := tallyVotes(votes, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, verdict.PackedLen(n))
+	for i := 0; i < n; i++ {
+		out[i/4] |= byte(t.sample(i)) << (2 * (i % 4))
+	}
+	return out, nil
+}
+
+// tallyVotes checks the votes and tallies them.
+func tallyVotes(votes []Vote, n int) (tally, error) {
 	if n < 0 {
-		return nil, errors.New("negative group size")
+		return tally{}, errors.New("negative group size")
 	}
 	var total uint64
 	for i, v := range votes {
 		if v.Power < 0 {
-			return nil, fmt.Errorf("vote %d: negative power %d", i, v.Power)
+			return tally{}, fmt.Errorf("vote %d: negative power %d", i, v.Power)
 		}
 		if total > math.MaxUint64/2-uint64(v.Power) {
-			return nil, errors.New("total power overflows")
+			return tally{}, errors.New("total power overflows")
 		}
 		total += uint64(v.Power)
 		if !v.Abstain {
 			if err := verdict.CheckEither(v.Verdicts, n); err != nil {
-				return nil, fmt.Errorf("vote %d: %w", i, err)
+				return tally{}, fmt.Errorf("vote %d: %w", i, err)
 			}
 		}
 	}
 	t := newTally(n)
+	t.total = total
 	for _, v := range distinct(votes) {
 		if verdict.IsSparse(v.Verdicts, n) {
 			t.addSparse(v.Verdicts, n, uint64(v.Power))
@@ -65,20 +99,7 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 			t.add(v.Verdicts, uint64(v.Power))
 		}
 	}
-	// Most executors get a sample in most blocks: one allocation, no growth.
-	out := make([]Sample, 0, n)
-	for i := 0; i < n; i++ {
-		// sparseOK covers every sparse vote's power, deficit[i] the part of
-		// it that voted otherwise on i: never more than sparseOK.
-		ok := t.sparseOK - t.deficit[i] + t.ok[i] + t.byteOK[i/4] + t.wordOK[i/32]
-		switch {
-		case 2*t.miss[i] > total:
-			out = append(out, Sample{Index: i, Miss: true})
-		case 2*ok > total:
-			out = append(out, Sample{Index: i})
-		}
-	}
-	return out, nil
+	return t, nil
 }
 
 // tally sums the power behind each executor's ok and miss. Most verdict
@@ -87,19 +108,35 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 // a packing, a word of 32 oks, or a byte of 4, is credited once to the word
 // or byte and spread when read.
 type tally struct {
-	ok, miss []uint64
+	total    uint64 // C: the power of every vote, abstentions included
+	perExec  []execTally
 	byteOK   []uint64 // per packed byte of four oks
 	wordOK   []uint64 // per 8-byte word of 32 oks
 	sparseOK uint64   // power of the sparse lists
-	deficit  []uint64 // per executor: sparse power that did not say ok
 }
+
+// execTally is one executor's: ok power beyond the shortcuts (wrapping:
+// sparse exceptions subtract what sparseOK credited, so the sum read in
+// sample is exact though a term may wrap), and miss power.
+type execTally struct{ ok, miss uint64 }
 
 func newTally(n int) tally {
 	size := verdict.PackedLen(n)
-	return tally{
-		ok: make([]uint64, n), miss: make([]uint64, n), deficit: make([]uint64, n),
-		byteOK: make([]uint64, size), wordOK: make([]uint64, (size+7)/8),
+	return tally{perExec: make([]execTally, n), byteOK: make([]uint64, size), wordOK: make([]uint64, (size+7)/8)}
+}
+
+// sample is executor i's attested verdict: Miss or OK with a strict
+// majority of C, Unknown (no sample) otherwise.
+func (t *tally) sample(i int) verdict.Verdict {
+	e := t.perExec[i]
+	ok := t.sparseOK + e.ok + t.byteOK[i/4] + t.wordOK[i/32]
+	switch {
+	case 2*e.miss > t.total:
+		return verdict.Miss
+	case 2*ok > t.total:
+		return verdict.OK
 	}
+	return verdict.Unknown
 }
 
 // addSparse tallies one checked sparse list of the group with power p.
@@ -107,8 +144,8 @@ func (t *tally) addSparse(bz []byte, n int, p uint64) {
 	t.sparseOK += p
 	// Checked by CheckEither: cannot fail.
 	_ = verdict.Exceptions(bz, n, func(i int, v verdict.Verdict) {
-		t.deficit[i] += p
-		t.miss[i] += p * isMiss[v]
+		t.perExec[i].ok -= p
+		t.perExec[i].miss += p * isMiss[v]
 	})
 }
 
@@ -140,10 +177,11 @@ func (t *tally) addByte(j int, b byte, p uint64) {
 		t.byteOK[j] += p
 		return
 	}
-	for k := 0; k < 4 && 4*j+k < len(t.ok); k++ {
+	for k := 0; k < 4 && 4*j+k < len(t.perExec); k++ {
 		v := b >> (2 * k) & 3
-		t.ok[4*j+k] += p * isOK[v]
-		t.miss[4*j+k] += p * isMiss[v]
+		e := &t.perExec[4*j+k]
+		e.ok += p * isOK[v]
+		e.miss += p * isMiss[v]
 	}
 }
 

@@ -81,8 +81,14 @@ func TestPropertyCompactTallyEqualsTheReference(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v", run, err)
 		}
-		if want := referenceAggregate(ref, n); !slices.Equal(got, want) {
+		want := referenceAggregate(ref, n)
+		if !slices.Equal(got, want) {
 			t.Fatalf("run %d (n=%d): %v, reference %v", run, n, got, want)
+		}
+		packed, err := Packed(votes, n)
+		wantPacked, _ := Pack(want, n)
+		if err != nil || !slices.Equal(packed, wantPacked) {
+			t.Fatalf("run %d (n=%d): Packed %x (%v), want %x", run, n, packed, err, wantPacked)
 		}
 	}
 }

@@ -141,6 +141,15 @@ func TestCompactAgreesWithTheNaiveEncoderOnRandomLists(t *testing.T) {
 		if err := CheckCompact(got, n); err != nil {
 			t.Fatalf("n=%d: own output %x refused: %v", n, got, err)
 		}
+		want := 0
+		for _, v := range vs {
+			if v != OK {
+				want++
+			}
+		}
+		if c := countExceptions(packed, n); c != want {
+			t.Fatalf("n=%d: %d exceptions counted, %d in the list", n, c, want)
+		}
 		back, err := Expand(got, n)
 		if err != nil || !bytes.Equal(back, packed) {
 			t.Fatalf("n=%d: %x expands to %x, want %x", n, got, back, packed)
