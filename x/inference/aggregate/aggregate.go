@@ -84,20 +84,25 @@ func tallyVotes(votes []Vote, n int) (tally, error) {
 			return tally{}, errors.New("total power overflows")
 		}
 		total += uint64(v.Power)
-		if !v.Abstain {
-			if err := verdict.CheckEither(v.Verdicts, n); err != nil {
-				return tally{}, fmt.Errorf("vote %d: %w", i, err)
-			}
+		if !v.Abstain && len(v.Verdicts) > verdict.PackedLen(n) {
+			return tally{}, fmt.Errorf("vote %d: %w", i, verdict.ErrOversized)
 		}
 	}
 	t := newTally(n)
 	t.total = total
+	// Each distinct list is checked as it is tallied: a bad one fails the
+	// whole tally, which is then dropped.
 	for _, v := range distinct(votes) {
 		if verdict.IsSparse(v.Verdicts, n) {
-			t.addSparse(v.Verdicts, n, uint64(v.Power))
-		} else {
-			t.add(v.Verdicts, uint64(v.Power))
+			if err := t.addSparse(v.Verdicts, n, uint64(v.Power)); err != nil {
+				return tally{}, err
+			}
+			continue
 		}
+		if err := verdict.Check(v.Verdicts, n); err != nil {
+			return tally{}, err
+		}
+		t.add(v.Verdicts, uint64(v.Power))
 	}
 	return t, nil
 }
@@ -139,14 +144,20 @@ func (t *tally) sample(i int) verdict.Verdict {
 	return verdict.Unknown
 }
 
-// addSparse tallies one checked sparse list of the group with power p.
-func (t *tally) addSparse(bz []byte, n int, p uint64) {
+// addSparse tallies one sparse list of the group with power p, or fails
+// as verdict.Exceptions does.
+func (t *tally) addSparse(bz []byte, n int, p uint64) error {
 	t.sparseOK += p
-	// Checked by CheckEither: cannot fail.
-	_ = verdict.Exceptions(bz, n, func(i int, v verdict.Verdict) {
+	for next := 0; len(bz) > 0; {
+		i, v, rest, err := verdict.NextException(bz, next, n)
+		if err != nil {
+			return err
+		}
 		t.perExec[i].ok -= p
 		t.perExec[i].miss += p * isMiss[v]
-	})
+		bz, next = rest, i+1
+	}
+	return nil
 }
 
 // add tallies one checked packing of the group with power p.

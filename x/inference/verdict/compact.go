@@ -140,22 +140,32 @@ func Exceptions(bz []byte, n int, visit func(i int, v Verdict)) error {
 	}
 	next := 0
 	for len(bz) > 0 {
-		c, k := binary.Uvarint(bz)
-		if k <= 0 || (k > 1 && bz[k-1] == 0) {
-			return fmt.Errorf("%w: bad varint at index %d", ErrSparse, next)
+		i, v, rest, err := NextException(bz, next, n)
+		if err != nil {
+			return err
 		}
-		bz = bz[k:]
-		gap := c >> 1
-		if gap >= uint64(n-next) {
-			return fmt.Errorf("%w: exception past executor %d of %d", ErrSparse, next, n)
-		}
-		i := next + int(gap)
 		if visit != nil {
-			visit(i, exceptionVerdict(c))
+			visit(i, v)
 		}
-		next = i + 1
+		bz, next = rest, i+1
 	}
 	return nil
+}
+
+// NextException reads the first exception of bz, the rest of a sparse list
+// of n whose next exception is at index next or later, and returns it with
+// what follows it. A loop over it (next = i+1, bz = rest, until bz is
+// empty) reads what Exceptions reads, without a call per exception.
+func NextException(bz []byte, next, n int) (i int, v Verdict, rest []byte, err error) {
+	c, k := binary.Uvarint(bz)
+	if k <= 0 || (k > 1 && bz[k-1] == 0) {
+		return 0, 0, nil, fmt.Errorf("%w: bad varint at index %d", ErrSparse, next)
+	}
+	gap := c >> 1
+	if next < 0 || gap >= uint64(n-next) || next >= n {
+		return 0, 0, nil, fmt.Errorf("%w: exception past executor %d of %d", ErrSparse, next, n)
+	}
+	return next + int(gap), exceptionVerdict(c), bz[k:], nil
 }
 
 func exceptionCode(gap int, v Verdict) uint64 {
