@@ -186,6 +186,9 @@ func (b Bundle) votes(count int) ([]VoteExtension, error) {
 // block's last commit, for tools that read a decided block: the count is
 // that of the carried signatures (at most maxVotes).
 func (b Bundle) Votes() ([]VoteExtension, error) {
+	if isEmpty(b) {
+		return nil, nil
+	}
 	count, err := countFrame(b.signatures)
 	if err != nil {
 		return nil, err

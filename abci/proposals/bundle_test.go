@@ -67,6 +67,13 @@ func TestBundleRoundTrip(t *testing.T) {
 	if err != nil || len(votes) != 1 || !bytes.Equal(votes[0].Signature, ec.Votes[0].ExtensionSignature) {
 		t.Fatalf("votes %+v %v", votes, err)
 	}
+	empty, err := Decode(emptyBundle())
+	if err != nil || !isEmpty(empty) || len(emptyBundle()) != len(prefix) {
+		t.Fatalf("empty bundle %+v %v", empty, err)
+	}
+	if votes, err := empty.Votes(); votes != nil || err != nil {
+		t.Fatalf("the empty bundle's votes: %v %v", votes, err)
+	}
 }
 
 // Attack: the bundle bytes sent as a user transaction, or a user

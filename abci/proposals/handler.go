@@ -77,6 +77,7 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 		} else if protoSize(built) <= req.MaxTxBytes {
 			bundle = built
 		}
+		telemetry.SetGauge(float32(len(bundle)), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 		inner := *req
 		inner.MaxTxBytes -= protoSize(bundle)
 		resp, err = h.prepare(ctx, &inner)
@@ -154,6 +155,7 @@ func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
 				return reject, nil
 			}
 			if err == nil {
+				telemetry.SetGauge(float32(len(txs[0])), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 				err = h.verify(ctx, req.Height, b, req.ProposedLastCommit)
 			}
 			if err != nil {
@@ -199,6 +201,14 @@ func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.Commi
 	if err != nil {
 		return err
 	}
+	abstained := 0
+	for _, v := range signed.Votes {
+		if v.Abstain {
+			abstained++
+		}
+	}
+	telemetry.SetGauge(float32(len(signed.Votes)-abstained), ve.MetricKey("bundle_votes", "attested")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+	telemetry.SetGauge(float32(abstained), ve.MetricKey("bundle_votes", "abstained")...)                  //nolint:forbidigo // telemetry takes float32; not consensus state
 	packed, err := samples(signed, n)
 	if err != nil {
 		return err
