@@ -28,8 +28,8 @@ type Config struct {
 	// VerdictTTL is how long a verdict stays fresh; older ones are unknown.
 	VerdictTTL time.Duration `mapstructure:"verdict-ttl"`
 	// MaxConcurrency bounds the probes in flight; a slot is reused as soon
-	// as its probe ends. The start-up log line says whether it covers the
-	// group (monitor/README.md, sizing).
+	// as its probe ends. The coverage line logged once per epoch says
+	// whether it covers the group (monitor/README.md, sizing).
 	MaxConcurrency int `mapstructure:"max-concurrency"`
 	// HealthPath is the path probed on each executor's host.
 	HealthPath string `mapstructure:"health-path"`

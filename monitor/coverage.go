@@ -45,9 +45,12 @@ type Coverage struct {
 	cfg          Config
 }
 
-// coverage is the sizing arithmetic: capacity = max-concurrency x
-// probe-interval / latency x 80%, against members.
-func coverage(cfg Config, members int, measured time.Duration, fdLimit int) Coverage {
+// CoverageOf is the sizing arithmetic the monitor logs once per epoch:
+// capacity = max-concurrency x probe-interval / latency x 80%, against
+// members, at a measured mean latency (0: unknown) and at the timeout, and
+// the file descriptors against an open-file limit (0: unknown). It is
+// exported for sizing a deployment or a test network.
+func CoverageOf(cfg Config, members int, measured time.Duration, fdLimit int) Coverage {
 	c := Coverage{Members: members, Measured: measured, cfg: cfg, TTL: cfg.ProbeInterval + cfg.ProbeTimeout,
 		FDs: min(members, maxIdleConns) + min(members, cfg.MaxConcurrency), FDLimit: fdLimit}
 	c.WorstCapacity = capacity(cfg, cfg.ProbeTimeout)

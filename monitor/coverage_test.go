@@ -53,7 +53,7 @@ func TestCoverage(t *testing.T) {
 	for _, c := range cases {
 		c.want.Members, c.want.Measured, c.want.cfg, c.want.TTL = c.members, c.measured, c.cfg, c.cfg.ProbeInterval+c.cfg.ProbeTimeout
 		c.want.FDs, c.want.FDLimit = min(c.members, maxIdleConns)+min(c.members, c.cfg.MaxConcurrency), c.fdLimit
-		got := coverage(c.cfg, c.members, c.measured, c.fdLimit)
+		got := CoverageOf(c.cfg, c.members, c.measured, c.fdLimit)
 		if got != c.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
 		}

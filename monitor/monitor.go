@@ -145,7 +145,7 @@ func (m *Monitor) readGroup(ctx context.Context) {
 	if m.probed > 0 {
 		measured = max(measured, time.Microsecond) // zero means none measured
 	}
-	cov := coverage(m.cfg, len(group.Members), measured, m.fdLimit)
+	cov := CoverageOf(m.cfg, len(group.Members), measured, m.fdLimit)
 	lag := m.sched.lag(now)
 	inFlight := m.inFlight
 	logNow := !m.coverageAt.IsZero() && !now.Before(m.coverageAt)
