@@ -95,7 +95,7 @@ func lie(mode string, epoch uint64, n int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed})
+		return ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}, n)
 	}
 	switch mode {
 	case LieAllMiss:

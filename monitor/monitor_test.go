@@ -222,11 +222,18 @@ func TestConfigValidate(t *testing.T) {
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
+	largest := DefaultConfig()
+	largest.MaxConcurrency, largest.ProbeInterval, largest.VerdictTTL = maxConcurrency, time.Hour, time.Hour
+	if err := largest.Validate(); err != nil {
+		t.Fatalf("the largest allowed config is refused: %v", err)
+	}
 	bad := []func(*Config){
 		func(c *Config) { c.ProbeInterval = time.Millisecond },
 		func(c *Config) { c.ProbeTimeout = 0 },
 		func(c *Config) { c.VerdictTTL = c.ProbeInterval / 2 },
 		func(c *Config) { c.MaxConcurrency = 0 },
+		func(c *Config) { c.MaxConcurrency = maxConcurrency + 1 },
+		func(c *Config) { c.ProbeInterval, c.VerdictTTL = 2*time.Hour, 3*time.Hour },
 		func(c *Config) { c.HealthPath = "health" },
 		func(c *Config) { c.HealthPath = "/health?x=1" },
 	}

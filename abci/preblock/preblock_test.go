@@ -82,7 +82,7 @@ func bundle(t *testing.T, epoch uint64, vs ...verdict.Verdict) []byte {
 	t.Helper()
 	packed, err := verdict.Pack(vs)
 	require.NoError(t, err)
-	bz, err := proposals.Encode(proposals.Bundle{Epoch: epoch, Samples: packed})
+	bz, err := proposals.Encode(proposals.Bundle{Epoch: epoch, Members: len(vs), Samples: packed})
 	require.NoError(t, err)
 	return bz
 }

@@ -10,22 +10,30 @@ import (
 	"fmt"
 
 	abci "github.com/cometbft/cometbft/abci/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 
+	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // prefix starts every injected bundle. 0xff begins a protobuf tag whose
 // wire type (the low three bits of the varint 0x7f|'H'<<7) is 7, which does
 // not exist: no protobuf transaction decoder can accept these bytes, so a
 // bundle can never pass for a user transaction, nor a transaction for a
-// bundle.
-var prefix = []byte("\xffHEALTH1")
+// bundle. The digit is the layout's version: HEALTH1 carried the whole
+// extended commit and packed verdicts.
+var prefix = []byte("\xffHEALTH2")
 
 // MaxBundleSize bounds an injected bundle before it is decoded. 300
 // validators' extensions of the largest group max_participants allows fit
-// (TestWorstCaseBundleFits); a proposer whose bundle would not fit proposes
-// the empty bundle instead.
+// even when they do not compress (TestWorstCaseBundleFits); a proposer
+// whose bundle would not fit proposes the empty bundle instead.
 const MaxBundleSize = 4 << 20
+
+// maxVotes bounds the votes a bundle is decoded for without a last commit
+// to count them (Votes): twice the 150 validators designed for.
+const maxVotes = 300
 
 var (
 	ErrNotBundle    = errors.New("not a health bundle")
@@ -33,11 +41,42 @@ var (
 	ErrNonCanonical = errors.New("health bundle is not canonically encoded")
 )
 
-// Bundle is a decoded health bundle.
+// Bundle is a health bundle: the attested samples of the epoch whose group
+// has Members executors, and the extensions they follow from. The votes are
+// kept as carried (deflated extensions, framed signatures) until
+// Commit or Votes asks for them, so that reading the samples (the
+// pre-blocker, Find) costs no decompression.
 type Bundle struct {
-	Commit  abci.ExtendedCommitInfo
 	Epoch   uint64
-	Samples []byte // packed, one 2-bit value per group member
+	Members int
+	Samples []byte // packed, one 2-bit value per member
+
+	extensions []byte // raw DEFLATE of the framed extensions
+	signatures []byte // framed signatures
+}
+
+// VoteExtension is one vote's extension and its signature, as a bundle
+// carries them (both empty: the vote has none, or it was pruned).
+type VoteExtension struct {
+	Extension, Signature []byte
+}
+
+// NewBundle is the bundle of a (pruned) extended commit whose checked
+// extensions attest about epoch, a group of members, with the packed
+// samples computed from them.
+func NewBundle(ec abci.ExtendedCommitInfo, epoch uint64, members int, samples []byte) (Bundle, error) {
+	exts := make([][]byte, len(ec.Votes))
+	sigs := make([][]byte, len(ec.Votes))
+	size := 0
+	for i, v := range ec.Votes {
+		exts[i], sigs[i] = v.VoteExtension, v.ExtensionSignature
+		size += frameEntrySize(len(v.VoteExtension))
+	}
+	compressed, err := deflate(appendFrame(make([]byte, 0, size), exts))
+	if err != nil {
+		return Bundle{}, fmt.Errorf("deflate extensions: %w", err)
+	}
+	return Bundle{Epoch: epoch, Members: members, Samples: samples, extensions: compressed, signatures: appendFrame(nil, sigs)}, nil
 }
 
 // IsBundle reports whether tx carries the bundle prefix.
@@ -59,13 +98,21 @@ func Find(txs [][]byte) (b Bundle, found bool, err error) {
 	return b, true, nil
 }
 
-// Encode returns the prefixed, canonical bytes of a bundle.
+// Encode returns the prefixed, canonical bytes of a bundle; their length is
+// what the bundle costs a block.
 func Encode(b Bundle) ([]byte, error) {
-	commit, err := b.Commit.Marshal()
-	if err != nil {
-		return nil, fmt.Errorf("encode extended commit: %w", err)
+	if b.Members < 0 || uint64(b.Members) > types.MaxMaxParticipants {
+		return nil, fmt.Errorf("encode health bundle: %d members", b.Members)
 	}
-	body, err := (&types.HealthBundle{ExtendedCommitInfo: commit, EpochIndex: b.Epoch, Samples: b.Samples}).Marshal()
+	samples, err := verdict.Compact(b.Samples, b.Members)
+	if err != nil {
+		return nil, fmt.Errorf("encode health bundle samples: %w", err)
+	}
+	hb := types.HealthBundle{
+		EpochIndex: b.Epoch, Samples: samples, Members: uint32(b.Members),
+		Extensions: b.extensions, Signatures: b.signatures,
+	}
+	body, err := hb.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("encode health bundle: %w", err)
 	}
@@ -73,8 +120,9 @@ func Encode(b Bundle) ([]byte, error) {
 }
 
 // Decode parses a bundle strictly: size bound first, then the prefix, then
-// protobuf with a canonical re-encoding check at both levels (the bundle
-// and the commit inside it).
+// protobuf with a canonical re-encoding check, then the samples (the
+// canonical compact list of Members, at most max_participants' cap). It
+// does not inflate the extensions.
 func Decode(tx []byte) (Bundle, error) {
 	if len(tx) > MaxBundleSize {
 		return Bundle{}, fmt.Errorf("%w: %d bytes", ErrBadBundle, len(tx))
@@ -90,12 +138,82 @@ func Decode(tx []byte) (Bundle, error) {
 	if again, err := hb.Marshal(); err != nil || !bytes.Equal(again, body) {
 		return Bundle{}, ErrNonCanonical
 	}
-	var commit abci.ExtendedCommitInfo
-	if err := commit.Unmarshal(hb.ExtendedCommitInfo); err != nil {
-		return Bundle{}, fmt.Errorf("%w: extended commit: %v", ErrBadBundle, err)
+	if uint64(hb.Members) > types.MaxMaxParticipants {
+		return Bundle{}, fmt.Errorf("%w: %d members", ErrBadBundle, hb.Members)
 	}
-	if again, err := commit.Marshal(); err != nil || !bytes.Equal(again, hb.ExtendedCommitInfo) {
-		return Bundle{}, fmt.Errorf("%w: extended commit", ErrNonCanonical)
+	samples, err := verdict.Expand(hb.Samples, int(hb.Members))
+	if err != nil {
+		return Bundle{}, fmt.Errorf("%w: samples: %w", ErrBadBundle, err)
 	}
-	return Bundle{Commit: commit, Epoch: hb.EpochIndex, Samples: hb.Samples}, nil
+	return Bundle{
+		Epoch: hb.EpochIndex, Members: int(hb.Members), Samples: samples,
+		extensions: hb.Extensions, signatures: hb.Signatures,
+	}, nil
+}
+
+// isEmpty: the empty bundle, which carries no attestation.
+func isEmpty(b Bundle) bool {
+	return b.Epoch == 0 && b.Members == 0 && len(b.Samples) == 0 && len(b.extensions) == 0 && len(b.signatures) == 0
+}
+
+// votes inflates and parses the bundle's extensions and signatures, one
+// pair per vote, for count votes: at most count*(MaxSize+framing) bytes
+// are inflated, and exactly count pairs must be there, each bounded (an
+// extension by ve.MaxSize(Members), a signature by CometBFT's
+// MaxSignatureSize), with nothing after them.
+func (b Bundle) votes(count int) ([]VoteExtension, error) {
+	sigs, err := parseFrame(b.signatures, count, cmttypes.MaxSignatureSize)
+	if err != nil {
+		return nil, fmt.Errorf("signatures: %w", err)
+	}
+	maxExt := ve.MaxSize(b.Members)
+	body, err := inflate(b.extensions, count*frameEntrySize(maxExt))
+	if err != nil {
+		return nil, err
+	}
+	exts, err := parseFrame(body, count, maxExt)
+	if err != nil {
+		return nil, fmt.Errorf("extensions: %w", err)
+	}
+	out := make([]VoteExtension, count)
+	for i := range out {
+		out[i] = VoteExtension{Extension: exts[i], Signature: sigs[i]}
+	}
+	return out, nil
+}
+
+// Votes is every vote's extension and signature, in the order of the
+// block's last commit, for tools that read a decided block: the count is
+// that of the carried signatures (at most maxVotes).
+func (b Bundle) Votes() ([]VoteExtension, error) {
+	if isEmpty(b) {
+		return nil, nil
+	}
+	count, err := countFrame(b.signatures)
+	if err != nil {
+		return nil, err
+	}
+	if count > maxVotes {
+		return nil, fmt.Errorf("%w: %d votes", ErrBadBundle, count)
+	}
+	return b.votes(count)
+}
+
+// Commit rebuilds the extended commit the bundle was made from: the
+// round, validators, powers and flags of last (the block's last commit,
+// which every validator has), with the extension and signature the bundle
+// carries for each vote. Check then verifies it.
+func (b Bundle) Commit(last abci.CommitInfo) (abci.ExtendedCommitInfo, error) {
+	pairs, err := b.votes(len(last.Votes))
+	if err != nil {
+		return abci.ExtendedCommitInfo{}, err
+	}
+	ec := abci.ExtendedCommitInfo{Round: last.Round, Votes: make([]abci.ExtendedVoteInfo, len(pairs))}
+	for i, p := range pairs {
+		ec.Votes[i] = abci.ExtendedVoteInfo{
+			Validator: last.Votes[i].Validator, BlockIdFlag: last.Votes[i].BlockIdFlag,
+			VoteExtension: p.Extension, ExtensionSignature: p.Signature,
+		}
+	}
+	return ec, nil
 }

@@ -2,6 +2,8 @@ package proposals
 
 import (
 	"bytes"
+	"compress/flate"
+	"crypto/rand"
 	"errors"
 	"testing"
 
@@ -19,15 +21,21 @@ import (
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-// sampleBundle: one validator's signed extension for epoch 2, in round 1.
-func sampleBundle(tb testing.TB) Bundle {
+// sampleCommit: one validator's signed extension for epoch 2 (a group of
+// two: ok, miss), in round 1.
+func sampleCommit(tb testing.TB) abci.ExtendedCommitInfo {
 	tb.Helper()
 	vote := testcommit.New([]byte{1}, 10).Vote(tb, testChain, testHeight, 1, []byte{0x08, 0x02, 0x12, 0x01, 0x09})
-	return Bundle{
-		Commit:  abci.ExtendedCommitInfo{Round: 1, Votes: []abci.ExtendedVoteInfo{vote}},
-		Epoch:   2,
-		Samples: []byte{0x09},
+	return abci.ExtendedCommitInfo{Round: 1, Votes: []abci.ExtendedVoteInfo{vote}}
+}
+
+func sampleBundle(tb testing.TB) Bundle {
+	tb.Helper()
+	b, err := NewBundle(sampleCommit(tb), 2, 2, []byte{0x09})
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return b
 }
 
 func TestBundleRoundTrip(t *testing.T) {
@@ -42,6 +50,29 @@ func TestBundleRoundTrip(t *testing.T) {
 	again, err := Encode(got)
 	if err != nil || !bytes.Equal(again, bz) {
 		t.Fatalf("round trip changed the bytes: %v", err)
+	}
+	if got.Epoch != 2 || got.Members != 2 || !bytes.Equal(got.Samples, []byte{0x09}) {
+		t.Fatalf("decoded %+v", got)
+	}
+	ec := sampleCommit(t)
+	rebuilt, err := got.Commit(CommitInfoOf(ec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := ec.Marshal()
+	if have, _ := rebuilt.Marshal(); !bytes.Equal(have, want) {
+		t.Fatalf("rebuilt commit %+v, want %+v", rebuilt, ec)
+	}
+	votes, err := got.Votes()
+	if err != nil || len(votes) != 1 || !bytes.Equal(votes[0].Signature, ec.Votes[0].ExtensionSignature) {
+		t.Fatalf("votes %+v %v", votes, err)
+	}
+	empty, err := Decode(emptyBundle())
+	if err != nil || !isEmpty(empty) || len(emptyBundle()) != len(prefix) {
+		t.Fatalf("empty bundle %+v %v", empty, err)
+	}
+	if votes, err := empty.Votes(); votes != nil || err != nil {
+		t.Fatalf("the empty bundle's votes: %v %v", votes, err)
 	}
 }
 
@@ -71,6 +102,13 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	envelope := func(hb types.HealthBundle) []byte {
+		body, err := hb.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(append([]byte{}, prefix...), body...)
+	}
 	cases := []struct {
 		name string
 		bz   []byte
@@ -78,9 +116,15 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 	}{
 		{"oversized", append(append([]byte{}, prefix...), make([]byte, MaxBundleSize)...), ErrBadBundle},
 		{"missing prefix", good[len(prefix):], ErrNotBundle},
+		{"previous layout's prefix", append([]byte("\xffHEALTH1"), good[len(prefix):]...), ErrNotBundle},
 		{"truncated", good[:len(good)-1], ErrBadBundle},
-		{"unknown field", append(append([]byte{}, good...), 0x20, 0x01), ErrNonCanonical},
-		{"garbage commit", append(append([]byte{}, prefix...), 0x0a, 0x02, 0xff, 0xff), ErrBadBundle},
+		{"unknown field", append(append([]byte{}, good...), 0x38, 0x01), ErrNonCanonical},
+		{"the removed extended_commit_info field", append(append([]byte{}, prefix...), 0x0a, 0x00), ErrNonCanonical},
+		{"garbage", append(append([]byte{}, prefix...), 0x2a, 0x02, 0xff), ErrBadBundle},
+		{"members beyond max_participants' cap", envelope(types.HealthBundle{EpochIndex: 1, Members: uint32(types.MaxMaxParticipants) + 1}), ErrBadBundle},
+		{"samples longer than their packing", envelope(types.HealthBundle{EpochIndex: 1, Members: 2, Samples: []byte{0x05, 0x00}}), verdict.ErrOversized},
+		{"samples: non-canonical choice (packed all ok)", envelope(types.HealthBundle{EpochIndex: 1, Members: 8, Samples: []byte{0x55, 0x55}}), verdict.ErrNonCanonical},
+		{"samples: index out of range", envelope(types.HealthBundle{EpochIndex: 1, Members: 8, Samples: []byte{0x10}}), verdict.ErrSparse},
 	}
 	for _, c := range cases {
 		if _, err := Decode(c.bz); !errors.Is(err, c.want) {
@@ -89,8 +133,79 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 	}
 }
 
+// stream deflates body at level (flate.NoCompression: stored blocks).
+func stream(t testing.TB, body []byte, level int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := flate.NewWriter(&buf, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// One named case per attack on the carried votes; each must be refused
+// before anything is verified.
+func TestVotesRejectAttacks(t *testing.T) {
+	good := sampleBundle(t)
+	ec := sampleCommit(t)
+	last := CommitInfoOf(ec)
+	ext := ec.Votes[0].VoteExtension
+	sigs := good.signatures
+	with := func(exts, sigs []byte) Bundle {
+		b := good
+		b.extensions, b.signatures = exts, sigs
+		return b
+	}
+	frame := func(items ...[]byte) []byte { return appendFrame(nil, items) }
+	limit := frameEntrySize(ve.MaxSize(2)) // what one vote may inflate to
+	cases := []struct {
+		name string
+		b    Bundle
+	}{
+		{"decompression bomb: inflates far past the cap", with(stream(t, make([]byte, 10<<20), flate.BestCompression), sigs)},
+		{"inflates one byte past the cap", with(stream(t, make([]byte, limit+1), flate.BestSpeed), sigs)},
+		{"truncated stream", with(good.extensions[:len(good.extensions)-1], sigs)},
+		{"trailing bytes after the stream", with(append(append([]byte{}, good.extensions...), 0x00), sigs)},
+		{"not a DEFLATE stream", with([]byte{0xff, 0xff, 0xff}, sigs)},
+		{"empty stream", with(nil, sigs)},
+		{"extension longer than the largest valid one", with(stream(t, frame(make([]byte, ve.MaxSize(2)+1)), flate.BestSpeed), sigs)},
+		{"one extension too many", with(stream(t, frame(ext, ext), flate.BestSpeed), sigs)},
+		{"one extension too few", with(stream(t, nil, flate.BestSpeed), sigs)},
+		{"trailing byte after the last extension", with(stream(t, append(frame(ext), 0x00), flate.BestSpeed), sigs)},
+		{"non-minimal extension length", with(stream(t, append([]byte{0x85, 0x00}, ext...), flate.BestSpeed), sigs)},
+		{"missing signature frame", with(good.extensions, nil)},
+		{"signature longer than any CometBFT signs", with(good.extensions, frame(make([]byte, cmttypes.MaxSignatureSize+1)))},
+		{"one signature too many", with(good.extensions, append(append([]byte{}, sigs...), 0x00))},
+		{"truncated signature", with(good.extensions, sigs[:len(sigs)-1])},
+	}
+	for _, c := range cases {
+		if _, err := c.b.Commit(last); !errors.Is(err, ErrBadBundle) {
+			t.Errorf("%s: %v, want %v", c.name, err, ErrBadBundle)
+		}
+	}
+	// The compressed bytes are the proposer's choice: stored blocks, any
+	// level, inflate to the same votes and are accepted alike.
+	for _, level := range []int{flate.NoCompression, flate.BestSpeed, flate.BestCompression, flate.HuffmanOnly} {
+		b := with(stream(t, frame(ext), level), sigs)
+		if _, err := b.Commit(last); err != nil {
+			t.Errorf("level %d: %v", level, err)
+		}
+	}
+	tooMany := with(good.extensions, bytes.Repeat([]byte{0x00}, maxVotes+1))
+	if _, err := tooMany.Votes(); !errors.Is(err, ErrBadBundle) {
+		t.Errorf("more votes than any commit holds: %v", err)
+	}
+}
+
 // FuzzDecodeBundle: never panics; whatever it accepts re-encodes to the
-// same bytes.
+// same bytes, and inflating its votes never panics either.
 func FuzzDecodeBundle(f *testing.F) {
 	good, _ := Encode(sampleBundle(f))
 	f.Add(good)
@@ -104,23 +219,63 @@ func FuzzDecodeBundle(f *testing.F) {
 		if err != nil || !bytes.Equal(again, bz) {
 			t.Fatalf("accepted %x, re-encodes to %x", bz, again)
 		}
+		_, _ = b.Votes()
+	})
+}
+
+// FuzzBundleVotes: any extensions stream and signature frame, for any
+// number of votes and group size: never panics, never inflates past the
+// cap, and what it accepts frames back to the same body.
+func FuzzBundleVotes(f *testing.F) {
+	sample := sampleBundle(f)
+	f.Add(sample.extensions, sample.signatures, 1, 2)
+	f.Add(stream(f, make([]byte, 1<<16), flate.BestCompression), []byte{0}, 1, 2)
+	f.Add([]byte{0x01, 0x00, 0x00, 0xff, 0xff}, []byte{}, 0, 0)
+	f.Fuzz(func(t *testing.T, exts, sigs []byte, count, members int) {
+		if count < 0 || count > 64 || members < 0 || members > 1000 {
+			return
+		}
+		b := Bundle{Epoch: 1, Members: members, extensions: exts, signatures: sigs}
+		votes, err := b.votes(count)
+		if err != nil {
+			return
+		}
+		items := make([][]byte, len(votes))
+		for i, v := range votes {
+			if len(v.Extension) > ve.MaxSize(members) || len(v.Signature) > cmttypes.MaxSignatureSize {
+				t.Fatalf("vote %d past its bound", i)
+			}
+			items[i] = v.Extension
+		}
+		body, err := inflate(exts, count*frameEntrySize(ve.MaxSize(members)))
+		if err != nil || !bytes.Equal(appendFrame(nil, items), body) {
+			t.Fatalf("accepted votes do not frame back to the body: %v", err)
+		}
 	})
 }
 
 // The largest bundle the chain's limits allow fits MaxBundleSize: 300
 // validators (twice the design's 150, three times the staking default),
 // every one with the largest valid extension for a group of
-// max_participants' cap, a 64-byte signature and a 10-byte power varint.
-// Attack covered: a registry grown to its cap must not make every honest
-// bundle too large, which would switch attestation off.
+// max_participants' cap, random so that nothing compresses, and a 64-byte
+// signature. Attack covered: a registry grown to its cap must not make
+// every honest bundle too large, which would switch attestation off.
 func TestWorstCaseBundleFits(t *testing.T) {
 	const validators = 300
 	n := int(types.MaxMaxParticipants)
-	ext := bytes.Repeat([]byte{0xaa}, ve.MaxSize(n))
-	b := Bundle{Commit: abci.ExtendedCommitInfo{Round: 1 << 30}, Epoch: 1 << 62, Samples: bytes.Repeat([]byte{0xaa}, verdict.PackedLen(n))}
+	ec := abci.ExtendedCommitInfo{Round: 1 << 30}
 	for i := range validators {
+		ext := make([]byte, ve.MaxSize(n))
+		if _, err := rand.Read(ext); err != nil {
+			t.Fatal(err)
+		}
 		v := testcommit.New([]byte{byte(i), byte(i >> 8)}, 1<<62)
-		b.Commit.Votes = append(b.Commit.Votes, v.Vote(t, testChain, 1<<62, b.Commit.Round, ext))
+		ec.Votes = append(ec.Votes, v.Vote(t, testChain, 1<<62, ec.Round, ext))
+	}
+	samples := bytes.Repeat([]byte{0xaa}, verdict.PackedLen(n))
+	b, err := NewBundle(ec, 1<<62, n, samples)
+	if err != nil {
+		t.Fatal(err)
 	}
 	bz, err := Encode(b)
 	if err != nil {

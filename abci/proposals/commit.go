@@ -18,9 +18,9 @@ import (
 type KeyLookup func(consAddr []byte) (cmtcrypto.PubKey, error)
 
 // ExtensionCheck verifies an extension made at the commit's height and
-// returns its packed verdicts (nil for an abstention): the handlers pass
-// ve.Checker.Verdicts, made once for the commit.
-type ExtensionCheck func(ext []byte) ([]byte, error)
+// returns its verdicts in compact form, or that the validator abstains:
+// the handlers pass ve.Checker.Verdicts, made once for the commit.
+type ExtensionCheck func(ext []byte) (verdicts []byte, abstains bool, err error)
 
 // Signed is an extended commit whose every remaining signature verified.
 type Signed struct {
@@ -38,22 +38,26 @@ func extSignBytes(chainID string, height int64, round int32, ext []byte) ([]byte
 	return protoio.MarshalDelimited(&cve)
 }
 
-func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) ([]byte, error) {
+func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) (aggregate.Vote, error) {
 	if len(v.ExtensionSignature) == 0 {
-		return nil, errors.New("no extension signature")
+		return aggregate.Vote{}, errors.New("no extension signature")
 	}
 	key, err := keys(v.Validator.Address)
 	if err != nil {
-		return nil, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
+		return aggregate.Vote{}, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
 	}
 	msg, err := extSignBytes(chainID, height, round, v.VoteExtension)
 	if err != nil {
-		return nil, err
+		return aggregate.Vote{}, err
 	}
 	if !key.VerifySignature(msg, v.ExtensionSignature) {
-		return nil, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
+		return aggregate.Vote{}, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
 	}
-	return check(v.VoteExtension)
+	verdicts, abstains, err := check(v.VoteExtension)
+	if err != nil {
+		return aggregate.Vote{}, err
+	}
+	return aggregate.Vote{Power: v.Validator.Power, Verdicts: verdicts, Abstain: abstains}, nil
 }
 
 // Prune clears, in a copy of the local last commit, the extension and
@@ -76,8 +80,8 @@ func Prune(ec abci.ExtendedCommitInfo, chainID string, height int64, keys KeyLoo
 	return out
 }
 
-// Check verifies an extended commit carried in a bundle against the block's
-// last commit: the same round, validators, powers, order and flags; every
+// Check verifies an extended commit rebuilt from a bundle (Bundle.Commit)
+// against the block's last commit: the same round, validators, powers, order and flags; every
 // remaining extension signed by its validator and valid; and valid
 // extensions from at least 2/3 of the set's power (+1), so that honest
 // validators hold a strict majority of it whenever Byzantine ones hold less
@@ -111,12 +115,12 @@ func Check(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID string, hei
 			}
 			continue // absent, nil, or pruned by the proposer
 		}
-		verdicts, err := verifyVote(v, chainID, height, ec.Round, keys, check)
+		vote, err := verifyVote(v, chainID, height, ec.Round, keys, check)
 		if err != nil {
 			return Signed{}, fmt.Errorf("vote %d: %w", i, err)
 		}
 		s.ValidPower += v.Validator.Power
-		s.Votes = append(s.Votes, aggregate.Vote{Power: v.Validator.Power, Verdicts: verdicts})
+		s.Votes = append(s.Votes, vote)
 	}
 	if s.TotalPower == 0 || s.ValidPower < s.TotalPower*2/3+1 {
 		return Signed{}, fmt.Errorf("valid extensions hold %d of %d power, need more than 2/3", s.ValidPower, s.TotalPower)

@@ -25,14 +25,14 @@ func keysOf(vals []testcommit.Validator) KeyLookup { return testcommit.Keys(vals
 
 // okCheck accepts any extension that starts with 'v' and returns it as
 // verdicts; the real check is ve.Checker.Verdicts.
-func okCheck(ext []byte) ([]byte, error) {
+func okCheck(ext []byte) ([]byte, bool, error) {
 	if len(ext) == 0 {
-		return nil, nil
+		return nil, true, nil
 	}
 	if ext[0] != 'v' {
-		return nil, errors.New("invalid extension")
+		return nil, false, errors.New("invalid extension")
 	}
-	return ext, nil
+	return ext, false, nil
 }
 
 // commit builds a signed extended commit where every validator voted for

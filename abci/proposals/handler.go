@@ -1,6 +1,7 @@
 package proposals
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -50,10 +51,6 @@ func emptyBundle() []byte {
 	return bz
 }
 
-func isEmpty(b Bundle) bool {
-	return len(b.Commit.Votes) == 0 && b.Commit.Round == 0 && b.Epoch == 0 && len(b.Samples) == 0
-}
-
 // protoSize is what a transaction costs against MaxTxBytes: CometBFT counts
 // each one with its protobuf field tag and length prefix.
 func protoSize(tx []byte) int64 { return cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{tx}) }
@@ -80,6 +77,7 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 		} else if protoSize(built) <= req.MaxTxBytes {
 			bundle = built
 		}
+		telemetry.SetGauge(float32(len(bundle)), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 		inner := *req
 		inner.MaxTxBytes -= protoSize(bundle)
 		resp, err = h.prepare(ctx, &inner)
@@ -101,11 +99,7 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 // samples computes the packed attested samples of a checked commit for a
 // group of n.
 func samples(signed Signed, n int) ([]byte, error) {
-	got, err := aggregate.Aggregate(signed.Votes, n)
-	if err != nil {
-		return nil, err
-	}
-	return aggregate.Pack(got, n)
+	return aggregate.Packed(signed.Votes, n)
 }
 
 func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
@@ -129,7 +123,11 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 	if err != nil {
 		return nil, err
 	}
-	bz, err := Encode(Bundle{Commit: pruned, Epoch: epoch, Samples: packed})
+	b, err := NewBundle(pruned, epoch, n, packed)
+	if err != nil {
+		return nil, err
+	}
+	bz, err := Encode(b)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +155,7 @@ func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
 				return reject, nil
 			}
 			if err == nil {
+				telemetry.SetGauge(float32(len(txs[0])), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 				err = h.verify(ctx, req.Height, b, req.ProposedLastCommit)
 			}
 			if err != nil {
@@ -189,15 +188,32 @@ func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.Commi
 	if err != nil {
 		return err
 	}
-	signed, err := Check(b.Commit, last, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Verdicts)
+	// Before inflating anything: the bounds of what follows come from the
+	// group and the last commit, not from the bundle.
+	if epoch != b.Epoch || n != b.Members {
+		return fmt.Errorf("bundle for epoch %d of %d members, the block attests about epoch %d of %d", b.Epoch, b.Members, epoch, n)
+	}
+	ec, err := b.Commit(last)
 	if err != nil {
 		return err
 	}
+	signed, err := Check(ec, last, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Verdicts)
+	if err != nil {
+		return err
+	}
+	abstained := 0
+	for _, v := range signed.Votes {
+		if v.Abstain {
+			abstained++
+		}
+	}
+	telemetry.SetGauge(float32(len(signed.Votes)-abstained), ve.MetricKey("bundle_votes", "attested")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+	telemetry.SetGauge(float32(abstained), ve.MetricKey("bundle_votes", "abstained")...)                  //nolint:forbidigo // telemetry takes float32; not consensus state
 	packed, err := samples(signed, n)
 	if err != nil {
 		return err
 	}
-	if epoch != b.Epoch || string(packed) != string(b.Samples) {
+	if !bytes.Equal(packed, b.Samples) {
 		return errors.New("samples do not follow from the commit")
 	}
 	return nil

@@ -1,6 +1,7 @@
 package proposals
 
 import (
+	"compress/flate"
 	"context"
 	"errors"
 	"testing"
@@ -61,7 +62,7 @@ func healthCommit(t *testing.T, vals []testcommit.Validator) abci.ExtendedCommit
 		if err != nil {
 			t.Fatal(err)
 		}
-		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: 3, Verdicts: packed})
+		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: 3, Verdicts: packed}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,14 +147,50 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 	otherEpoch := b
 	otherEpoch.Epoch = 4
 	otherEpochBz, _ := Encode(otherEpoch)
-	tampered := b
-	tampered.Commit.Votes = append([]abci.ExtendedVoteInfo{}, b.Commit.Votes...)
-	tampered.Commit.Votes[3].VoteExtension = append([]byte{}, b.Commit.Votes[0].VoteExtension...)
-	tamperedBz, _ := Encode(tampered)
-	pruned := b
-	pruned.Commit.Votes = append([]abci.ExtendedVoteInfo{}, b.Commit.Votes...)
-	pruned.Commit.Votes[0].VoteExtension, pruned.Commit.Votes[0].ExtensionSignature = nil, nil
-	prunedBz, _ := Encode(pruned)
+	otherSize := b
+	otherSize.Members, otherSize.Samples = 3, []byte{0x06} // miss, ok, unknown
+	otherSizeBz, _ := Encode(otherSize)
+	// rebundle: b with the votes it carries changed by edit.
+	rebundle := func(edit func(votes []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo) []byte {
+		carried, err := b.Commit(last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		carried.Votes = edit(carried.Votes)
+		nb, err := NewBundle(carried, b.Epoch, b.Members, b.Samples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bz, err := Encode(nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bz
+	}
+	tamperedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+		v[3].VoteExtension = append([]byte{}, v[0].VoteExtension...)
+		return v
+	})
+	swappedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+		v[1].VoteExtension, v[2].VoteExtension = v[2].VoteExtension, v[1].VoteExtension
+		return v
+	})
+	reorderedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+		v[0], v[1] = v[1], v[0]
+		return v
+	})
+	unsignedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+		v[2].ExtensionSignature = nil
+		return v
+	})
+	extraBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo { return append(v, v[0]) })
+	prunedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+		v[0].VoteExtension, v[0].ExtensionSignature = nil, nil
+		return v
+	})
+	bomb := b
+	bomb.extensions = stream(t, make([]byte, 8<<20), flate.BestCompression)
+	bombBz, _ := Encode(bomb)
 	cases := []struct {
 		name string
 		txs  [][]byte
@@ -165,7 +202,13 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 		{"user transaction at index 0", [][]byte{user}},
 		{"proposer forges the samples", [][]byte{forgedBz}},
 		{"proposer claims another epoch", [][]byte{otherEpochBz}},
-		{"proposer swaps an extension", [][]byte{tamperedBz}},
+		{"proposer claims another group size", [][]byte{otherSizeBz}},
+		{"proposer copies an extension to another validator", [][]byte{tamperedBz}},
+		{"proposer swaps extensions between validators", [][]byte{swappedBz}},
+		{"proposer reorders the votes", [][]byte{reorderedBz}},
+		{"proposer drops a signature", [][]byte{unsignedBz}},
+		{"proposer adds a vote", [][]byte{extraBz}},
+		{"proposer sends a decompression bomb", [][]byte{bombBz}},
 		{"proposer prunes honest extensions below 2/3", [][]byte{prunedBz}},
 		{"garbage behind the prefix", [][]byte{append(append([]byte{}, prefix...), 0xff)}},
 	}

@@ -82,7 +82,7 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 				}
 			}
 			packed, _ := verdict.Pack(vs)
-			ext, _ := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed})
+			ext, _ := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}, n)
 			signer := m.v
 			if m.byz {
 				switch rng.IntN(4) {
@@ -100,7 +100,10 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 		}
 		check := ve.NewChecker(context.Background(), group{epoch: epoch, n: n}, testHeight).Verdicts
 		pruned := Prune(ec, testChain, testHeight, keysOf(vals), check)
-		signed, err := Check(pruned, CommitInfoOf(ec), testChain, testHeight, keysOf(vals), check)
+		// Through the wire: what validators check is the commit rebuilt
+		// from the bundle's bytes and their own last commit.
+		rebuilt := throughTheWire(t, pruned, epoch, n)
+		signed, err := Check(rebuilt, CommitInfoOf(ec), testChain, testHeight, keysOf(vals), check)
 		if err != nil {
 			continue // fewer than 2/3 valid after pruning: the proposer sends an empty bundle
 		}
@@ -130,4 +133,27 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 		t.Fatalf("only %d of 300 runs built a bundle: the property was hardly exercised", built)
 	}
 	t.Logf("%d of 300 runs built a bundle", built)
+}
+
+// throughTheWire encodes pruned in a bundle, decodes it and rebuilds the
+// commit from the bundle and the last commit (pruned's validators and flags).
+func throughTheWire(t *testing.T, pruned abci.ExtendedCommitInfo, epoch uint64, n int) abci.ExtendedCommitInfo {
+	t.Helper()
+	b, err := NewBundle(pruned, epoch, n, make([]byte, verdict.PackedLen(n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bz, err := Encode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(bz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := got.Commit(CommitInfoOf(pruned))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rebuilt
 }

@@ -14,8 +14,8 @@ type GroupReader interface {
 // Checker is the one check of a vote extension: VerifyVoteExtension,
 // ExtendVote's check of its own output and both proposal handlers use it.
 // It is made once per commit, reading the group from state once; it keeps
-// no memo of what it checked, since checking an extension (about 50 ns for
-// 1,000 executors) costs less than looking it up would.
+// no memo of what it checked, since checking an extension (well under a
+// microsecond for 1,000 executors) costs less than looking it up would.
 type Checker struct {
 	epoch uint64
 	n     int
@@ -37,21 +37,23 @@ func NewChecker(ctx context.Context, groups GroupReader, voteHeight int64) Check
 // they could not be read.
 func (c Checker) Group() (epoch uint64, n int, err error) { return c.epoch, c.n, c.err }
 
-// Verdicts verifies an extension (strict decoding, the epoch, one verdict
-// per member) and returns its packed verdicts, nil for an abstention.
-func (c Checker) Verdicts(bz []byte) ([]byte, error) {
+// Verdicts verifies an extension (strict decoding, the epoch, exactly one
+// verdict per member) and returns its verdicts in their canonical compact
+// form (aliasing bz; aggregate reads it as is), or abstains for an empty
+// extension.
+func (c Checker) Verdicts(bz []byte) (verdicts []byte, abstains bool, err error) {
 	if len(bz) == 0 {
-		return nil, nil
+		return nil, true, nil
 	}
 	if c.err != nil {
-		return nil, c.err
+		return nil, false, c.err
 	}
-	ext, err := Decode(bz, c.n)
+	ext, err := decodeWire(bz, c.n)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := Validate(ext, c.epoch, c.n); err != nil {
-		return nil, err
+	if err := checkEpoch(ext, c.epoch); err != nil {
+		return nil, false, err
 	}
-	return ext.Verdicts, nil
+	return ext.Verdicts, false, nil
 }

@@ -19,13 +19,19 @@ func TestCheckerReturnsTheVerdicts(t *testing.T) {
 		t.Fatalf("group %d %d %v", epoch, n, err)
 	}
 	e := ext(t, 3, verdict.Miss, verdict.OK)
-	bz, _ := Encode(e)
-	got, err := c.Verdicts(bz)
-	if err != nil || !bytes.Equal(got, e.Verdicts) {
-		t.Fatalf("verdicts %x %v, want %x", got, err, e.Verdicts)
+	bz, _ := Encode(e, 2)
+	got, abstains, err := c.Verdicts(bz)
+	if want, _ := verdict.Compact(e.Verdicts, 2); err != nil || abstains || !bytes.Equal(got, want) {
+		t.Fatalf("verdicts %x %v %v, want %x", got, abstains, err, want)
 	}
-	if got, err := c.Verdicts(nil); got != nil || err != nil {
-		t.Fatalf("abstention: %x %v", got, err)
+	if got, abstains, err := c.Verdicts(nil); got != nil || !abstains || err != nil {
+		t.Fatalf("abstention: %x %v %v", got, abstains, err)
+	}
+	// An all-ok extension is not an abstention, though its verdicts are empty.
+	allOK, _ := encodeVerdicts(t, 3, verdict.OK, verdict.OK, verdict.OK, verdict.OK, verdict.OK)
+	c5 := NewChecker(context.Background(), fixedGroup{epoch: 3, n: 5}, 10)
+	if got, abstains, err := c5.Verdicts(allOK); len(got) != 0 || abstains || err != nil {
+		t.Fatalf("all ok: %x %v %v", got, abstains, err)
 	}
 }
 
@@ -37,11 +43,11 @@ func TestCheckerWithoutAGroup(t *testing.T) {
 	if _, _, err := c.Group(); !errors.Is(err, store) {
 		t.Fatalf("group error %v", err)
 	}
-	if got, err := c.Verdicts([]byte{}); got != nil || err != nil {
-		t.Fatalf("abstention: %x %v", got, err)
+	if got, abstains, err := c.Verdicts([]byte{}); got != nil || !abstains || err != nil {
+		t.Fatalf("abstention: %x %v %v", got, abstains, err)
 	}
-	good, _ := Encode(ext(t, 3, verdict.OK))
-	if _, err := c.Verdicts(good); !errors.Is(err, store) {
+	good, _ := encodeVerdicts(t, 3, verdict.OK)
+	if _, _, err := c.Verdicts(good); !errors.Is(err, store) {
 		t.Fatalf("extension without a group: %v", err)
 	}
 	h := NewHandler(fixedGroup{err: store}, nil, log.NewNopLogger())
@@ -55,11 +61,11 @@ func TestCheckerAgreesWithVerifyVoteExtension(t *testing.T) {
 	g := fixedGroup{epoch: 3, n: 5}
 	h := NewHandler(g, nil, log.NewNopLogger())
 	c := NewChecker(context.Background(), g, 10)
-	good, _ := Encode(ext(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
-	other, _ := Encode(ext(t, 2, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
-	short, _ := Encode(ext(t, 3, verdict.OK))
+	good, _ := encodeVerdicts(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK)
+	other, _ := encodeVerdicts(t, 2, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK)
+	short, _ := encodeVerdicts(t, 3, verdict.OK)
 	for _, bz := range [][]byte{nil, good, other, short, {0xde, 0xad}, append(append([]byte{}, good...), 0x18, 0x01)} {
-		_, err := c.Verdicts(bz)
+		_, _, err := c.Verdicts(bz)
 		want := abci.ResponseVerifyVoteExtension_ACCEPT
 		if err != nil {
 			want = abci.ResponseVerifyVoteExtension_REJECT

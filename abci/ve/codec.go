@@ -1,8 +1,10 @@
 // Package ve is the health vote extension: its strict codec here, the
 // ExtendVote and VerifyVoteExtension handlers beside it. An extension is
 // either empty (the validator abstains) or the one canonical encoding of a
-// HealthVoteExtension for an epoch, with exactly one 2-bit verdict per
-// member of that epoch's group.
+// HealthVoteExtension for an epoch, whose verdicts are the canonical
+// compact encoding (verdict.Compact) of exactly one verdict per member of
+// that epoch's group: a few bytes when nearly all are ok, never more than
+// their packing.
 package ve
 
 import (
@@ -18,7 +20,8 @@ import (
 // 10-byte varint epoch index and a 5-byte length.
 const overhead = 1 + 10 + 1 + 5
 
-// MaxSize is the largest valid extension for a group of n executors.
+// MaxSize is the largest valid extension for a group of n executors: the
+// compact form is never longer than the packing.
 func MaxSize(n int) int { return overhead + verdict.PackedLen(n) }
 
 var (
@@ -26,30 +29,67 @@ var (
 	ErrMalformed    = errors.New("vote extension does not decode")
 	ErrNonCanonical = errors.New("vote extension is not canonically encoded")
 	ErrWrongEpoch   = errors.New("vote extension is for another epoch")
+	ErrNoEpoch      = errors.New("there is no epoch 0 to attest about")
 )
 
-// Encode returns the canonical bytes of an extension.
-func Encode(ext types.HealthVoteExtension) ([]byte, error) {
-	bz, err := ext.Marshal()
+// Encode returns the canonical bytes of the extension for epoch ext.EpochIndex
+// whose verdicts are ext.Verdicts, packed (verdict.Pack), for a group of n:
+// the verdicts are carried in their canonical compact form. Epoch 0 does not
+// exist, and an all-ok extension for it would be the empty abstention.
+func Encode(ext types.HealthVoteExtension, n int) ([]byte, error) {
+	if ext.EpochIndex == 0 {
+		return nil, ErrNoEpoch
+	}
+	compact, err := verdict.Compact(ext.Verdicts, n)
+	if err != nil {
+		return nil, fmt.Errorf("encode vote extension: %w", err)
+	}
+	wire := types.HealthVoteExtension{EpochIndex: ext.EpochIndex, Verdicts: compact}
+	bz, err := wire.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("encode vote extension: %w", err)
 	}
 	return bz, nil
 }
 
-// Decode parses an extension for a group of n executors. It refuses input
-// larger than MaxSize(n) before parsing, and any encoding other than the
-// canonical one: unknown fields, repeated or reordered fields, non-minimal
-// varints and explicit defaults. An empty input decodes to the zero
-// extension (abstain). The verdicts of the result alias bz.
+// Decode parses an extension for a group of n executors and returns it with
+// its verdicts packed (the form Encode takes). It refuses input larger than
+// MaxSize(n) before parsing, any protobuf encoding other than the canonical
+// one (unknown, repeated or reordered fields, non-minimal varints, explicit
+// defaults) and verdicts that are not the canonical compact list of n. An
+// empty input decodes to the zero extension (abstain).
 func Decode(bz []byte, n int) (types.HealthVoteExtension, error) {
+	wire, err := decodeWire(bz, n)
+	if err != nil || len(bz) == 0 {
+		return types.HealthVoteExtension{}, err
+	}
+	packed, err := verdict.Expand(wire.Verdicts, n)
+	if err != nil {
+		return types.HealthVoteExtension{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return types.HealthVoteExtension{EpochIndex: wire.EpochIndex, Verdicts: packed}, nil
+}
+
+// decodeWire is Decode without expanding: the verdicts of the result are
+// the canonical compact list of n, aliasing bz. It does not allocate.
+func decodeWire(bz []byte, n int) (types.HealthVoteExtension, error) {
 	if len(bz) > MaxSize(n) {
 		return types.HealthVoteExtension{}, fmt.Errorf("%w: %d bytes, at most %d for %d executors", ErrOversized, len(bz), MaxSize(n), n)
 	}
-	if ext, ok := parseCanonical(bz); ok {
+	ext, ok := parseCanonical(bz)
+	if !ok {
+		return types.HealthVoteExtension{}, rejection(bz)
+	}
+	if len(bz) == 0 {
 		return ext, nil
 	}
-	return types.HealthVoteExtension{}, rejection(bz)
+	if ext.EpochIndex == 0 {
+		return types.HealthVoteExtension{}, ErrNoEpoch
+	}
+	if err := verdict.CheckCompact(ext.Verdicts, n); err != nil {
+		return types.HealthVoteExtension{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return ext, nil
 }
 
 // The protobuf tags of HealthVoteExtension's two fields.
@@ -103,11 +143,18 @@ func rejection(bz []byte) error {
 	return ErrNonCanonical
 }
 
-// Validate checks a decoded, non-empty extension against the epoch whose
-// group has n members.
+// Validate checks a decoded (packed), non-empty extension against the
+// epoch whose group has n members.
 func Validate(ext types.HealthVoteExtension, epoch uint64, n int) error {
+	if err := checkEpoch(ext, epoch); err != nil {
+		return err
+	}
+	return verdict.Check(ext.Verdicts, n)
+}
+
+func checkEpoch(ext types.HealthVoteExtension, epoch uint64) error {
 	if ext.EpochIndex != epoch {
 		return fmt.Errorf("%w: %d, current %d", ErrWrongEpoch, ext.EpochIndex, epoch)
 	}
-	return verdict.Check(ext.Verdicts, n)
+	return nil
 }

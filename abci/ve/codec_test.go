@@ -19,9 +19,23 @@ func ext(t testing.TB, epoch uint64, vs ...verdict.Verdict) types.HealthVoteExte
 	return types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}
 }
 
+// encodeVerdicts is the extension for epoch carrying vs, for a group of len(vs).
+func encodeVerdicts(t testing.TB, epoch uint64, vs ...verdict.Verdict) ([]byte, error) {
+	t.Helper()
+	return Encode(ext(t, epoch, vs...), len(vs))
+}
+
+func oks(n int) []verdict.Verdict {
+	vs := make([]verdict.Verdict, n)
+	for i := range vs {
+		vs[i] = verdict.OK
+	}
+	return vs
+}
+
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	in := ext(t, 7, verdict.OK, verdict.Miss, verdict.Unknown)
-	bz, err := Encode(in)
+	bz, err := Encode(in, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +60,7 @@ func TestEmptyExtensionAbstains(t *testing.T) {
 
 // One named case per attack on the codec.
 func TestDecodeRejectsAttacks(t *testing.T) {
-	valid, err := Encode(ext(t, 2, verdict.OK, verdict.Miss))
+	valid, err := encodeVerdicts(t, 2, verdict.OK, verdict.Miss)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +78,54 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 		{"non-minimal varint", []byte{0x08, 0x82, 0x00, 0x12, 0x01, 0x09}, ErrNonCanonical},
 		{"explicit zero epoch", []byte{0x08, 0x00, 0x12, 0x01, 0x09}, ErrNonCanonical},
 		{"explicit empty verdicts", []byte{0x08, 0x02, 0x12, 0x00}, ErrNonCanonical},
+		{"verdicts without an epoch", []byte{0x12, 0x01, 0x09}, ErrNoEpoch},
+		{"verdicts longer than their packing", []byte{0x08, 0x02, 0x12, 0x02, 0x09, 0x00}, verdict.ErrOversized},
+	}
+	// The same attacks on the verdicts, in a group of 8 (a 2-byte packing).
+	wide := []struct {
+		name string
+		bz   []byte
+		want error
+	}{
+		{"non-canonical choice: packed though sparse is shorter", []byte{0x08, 0x02, 0x12, 0x02, 0x55, 0x55}, verdict.ErrNonCanonical},
+		{"sparse index out of range", []byte{0x08, 0x02, 0x12, 0x01, 0x10}, verdict.ErrSparse},
+		{"sparse truncated varint", []byte{0x08, 0x02, 0x12, 0x01, 0x81}, verdict.ErrSparse},
+	}
+	for _, c := range wide {
+		if _, err := Decode(c.bz, 8); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
 	}
 	for _, c := range cases {
 		if _, err := Decode(c.bz, 2); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
+	}
+}
+
+// An all-ok extension is its epoch alone; a few misses add a byte or two
+// each; a validator that sees everything unknown sends the packing.
+func TestCompactExtensionSizes(t *testing.T) {
+	allOK, err := encodeVerdicts(t, 1000, oks(1000)...)
+	if err != nil || !bytes.Equal(allOK, []byte{0x08, 0xe8, 0x07}) {
+		t.Fatalf("all ok: %x %v", allOK, err)
+	}
+	few := oks(10000)
+	few[17], few[9000] = verdict.Miss, verdict.Unknown
+	bz, err := encodeVerdicts(t, 1000, few...)
+	if err != nil || len(bz) != 3+2+1+3 {
+		t.Fatalf("two exceptions in 10,000: %d bytes %x %v", len(bz), bz, err)
+	}
+	got, err := Decode(bz, 10000)
+	if err != nil || verdict.At(got.Verdicts, 17) != verdict.Miss || verdict.At(got.Verdicts, 9000) != verdict.Unknown || verdict.At(got.Verdicts, 18) != verdict.OK {
+		t.Fatalf("decode: %v", err)
+	}
+	unknown, err := encodeVerdicts(t, 1000, make([]verdict.Verdict, 1000)...)
+	if err != nil || len(unknown) != 3+3+250 {
+		t.Fatalf("all unknown: %d bytes %v", len(unknown), err)
+	}
+	if _, err := Encode(ext(t, 0, verdict.OK), 1); !errors.Is(err, ErrNoEpoch) {
+		t.Fatalf("epoch 0: %v", err)
 	}
 }
 
@@ -91,7 +148,7 @@ func TestSizeAtBudgets(t *testing.T) {
 		for i := range vs {
 			vs[i] = verdict.Miss
 		}
-		bz, err := Encode(ext(t, 1<<40, vs...))
+		bz, err := encodeVerdicts(t, 1<<40, vs...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,6 +164,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x08, 0x02, 0x12, 0x01, 0x09}, 2)
 	f.Add([]byte{}, 0)
 	f.Add([]byte{0x12, 0x01, 0x09, 0x08, 0x02}, 2)
+	f.Add([]byte{0x08, 0x02}, 100)
+	f.Add([]byte{0x08, 0x02, 0x12, 0x02, 0x01, 0x04}, 100)
 	f.Fuzz(func(t *testing.T, bz []byte, n int) {
 		if n < 0 || n > 1<<14 {
 			return
@@ -125,7 +184,10 @@ func FuzzDecode(f *testing.F) {
 		if e.EpochIndex != ref.EpochIndex || !bytes.Equal(e.Verdicts, ref.Verdicts) {
 			t.Fatalf("%x: decoded %+v, reference %+v", bz, e, ref)
 		}
-		again, err := Encode(e)
+		if len(bz) == 0 {
+			return
+		}
+		again, err := Encode(e, n)
 		if err != nil || !bytes.Equal(again, bz) {
 			t.Fatalf("accepted %x but re-encodes to %x", bz, again)
 		}
@@ -134,8 +196,9 @@ func FuzzDecode(f *testing.F) {
 }
 
 // referenceDecode is the obviously-canonical decoder the strict one must
-// agree with: decode with gogoproto, then require that re-encoding gives
-// the same bytes. It returns the sentinel error of its verdict.
+// agree with: decode with gogoproto, require that re-encoding gives the
+// same bytes, then expand the verdicts with the verdict package's strict
+// decoder. It returns the sentinel error of its verdict.
 func referenceDecode(bz []byte, n int) (types.HealthVoteExtension, error) {
 	var ext types.HealthVoteExtension
 	if len(bz) > MaxSize(n) {
@@ -147,7 +210,17 @@ func referenceDecode(bz []byte, n int) (types.HealthVoteExtension, error) {
 	if again, err := ext.Marshal(); err != nil || !bytes.Equal(again, bz) {
 		return types.HealthVoteExtension{}, ErrNonCanonical
 	}
-	return ext, nil
+	if len(bz) == 0 {
+		return ext, nil
+	}
+	if ext.EpochIndex == 0 {
+		return types.HealthVoteExtension{}, ErrNoEpoch
+	}
+	packed, err := verdict.Expand(ext.Verdicts, n)
+	if err != nil {
+		return types.HealthVoteExtension{}, ErrMalformed
+	}
+	return types.HealthVoteExtension{EpochIndex: ext.EpochIndex, Verdicts: packed}, nil
 }
 
 // The differential check above, over the attack shapes and edge varints,
@@ -196,7 +269,7 @@ func BenchmarkExtensionSize(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed})
+					bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}, n)
 					if err != nil {
 						b.Fatal(err)
 					}

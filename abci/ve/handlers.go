@@ -74,11 +74,11 @@ func (h Handler) extension(ctx sdk.Context, height int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed})
+	bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}, n)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checker.Verdicts(bz); err != nil {
+	if _, _, err := checker.Verdicts(bz); err != nil {
 		return nil, fmt.Errorf("own extension does not verify: %w", err)
 	}
 	return bz, nil
@@ -96,7 +96,7 @@ func (h Handler) VerifyVoteExtension() sdk.VerifyVoteExtensionHandler {
 				resp, err = &abci.ResponseVerifyVoteExtension{Status: abci.ResponseVerifyVoteExtension_REJECT}, nil
 			}
 		}()
-		if _, err := NewChecker(ctx, h.groups, req.Height).Verdicts(req.VoteExtension); err != nil {
+		if _, _, err := NewChecker(ctx, h.groups, req.Height).Verdicts(req.VoteExtension); err != nil {
 			h.logger.Debug("rejected vote extension", "height", req.Height, "validator", fmt.Sprintf("%X", req.ValidatorAddress), "err", err)
 			return &abci.ResponseVerifyVoteExtension{Status: abci.ResponseVerifyVoteExtension_REJECT}, nil
 		}

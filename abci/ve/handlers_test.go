@@ -89,11 +89,11 @@ func TestExtendVoteAbstainsOnAnyProblem(t *testing.T) {
 // One named case per attack on VerifyVoteExtension.
 func TestVerifyVoteExtensionRejectsAttacks(t *testing.T) {
 	h := NewHandler(fixedGroup{epoch: 3, n: 5}, nil, log.NewNopLogger())
-	good, _ := Encode(ext(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
-	wrongEpoch, _ := Encode(ext(t, 2, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
-	nextEpoch, _ := Encode(ext(t, 4, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK))
-	short, _ := Encode(ext(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown))
-	long, _ := Encode(ext(t, 3, make([]verdict.Verdict, 12)...))
+	good, _ := encodeVerdicts(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK)
+	wrongEpoch, _ := encodeVerdicts(t, 2, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK)
+	nextEpoch, _ := encodeVerdicts(t, 4, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown, verdict.OK)
+	short, _ := encodeVerdicts(t, 3, verdict.OK, verdict.OK, verdict.Miss, verdict.Unknown)
+	long, _ := encodeVerdicts(t, 3, make([]verdict.Verdict, 12)...)
 	cases := []struct {
 		name string
 		bz   []byte
@@ -124,7 +124,7 @@ func TestVerifyVoteExtensionRejectsAttacks(t *testing.T) {
 // FuzzVerifyVoteExtension: never panics or errors; whatever it accepts
 // decodes to a valid extension for the group.
 func FuzzVerifyVoteExtension(f *testing.F) {
-	good, _ := Encode(ext(f, 3, verdict.OK, verdict.Miss))
+	good, _ := encodeVerdicts(f, 3, verdict.OK, verdict.Miss)
 	f.Add(good, 2)
 	f.Add([]byte{}, 0)
 	f.Fuzz(func(t *testing.T, bz []byte, n int) {

@@ -1,11 +1,13 @@
 package cmd
 
 import (
-	"encoding/hex"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/spf13/cobra"
 
 	"github.com/cosmos/cosmos-sdk/client"
@@ -35,6 +37,8 @@ type bundleView struct {
 	Height  int64          `json:"height"`
 	Epoch   uint64         `json:"epoch"`
 	Empty   bool           `json:"empty"`
+	Bytes   int            `json:"bytes"`   // the bundle transaction's size
+	Members int            `json:"members"` // the group size it attests about
 	Votes   []bundleVote   `json:"votes"`
 	Samples []bundleSample `json:"samples"`
 }
@@ -76,23 +80,31 @@ func healthBundleCmd() *cobra.Command {
 			if err == nil && res.Group.EpochIndex == b.Epoch {
 				members = res.Group.Members
 			}
-			view := bundleView{Height: height, Epoch: b.Epoch, Empty: len(b.Commit.Votes) == 0}
-			n := len(members)
-			if n == 0 {
-				n = 4 * len(b.Samples)
+			view := bundleView{Height: height, Epoch: b.Epoch, Bytes: len(block.Block.Txs[0]), Members: b.Members}
+			pairs, err := b.Votes()
+			if err != nil {
+				return fmt.Errorf("block %d: bundle votes: %w", height, err)
 			}
-			for _, v := range b.Commit.Votes {
-				bv := bundleVote{Validator: hex.EncodeToString(v.Validator.Address), Power: v.Validator.Power, Flag: v.BlockIdFlag.String()}
+			view.Empty = len(pairs) == 0
+			last := block.Block.LastCommit
+			if len(pairs) > 0 && (last == nil || len(last.Signatures) != len(pairs)) {
+				return fmt.Errorf("block %d: bundle carries %d votes, its last commit has %d", height, len(pairs), len(last.Signatures))
+			}
+			powers := validatorPowers(cmd.Context(), node, height-1)
+			for i, p := range pairs {
+				sig := last.Signatures[i]
+				addr := sig.ValidatorAddress.String()
+				bv := bundleVote{Validator: addr, Power: powers[addr], Flag: cmtproto.BlockIDFlag(sig.BlockIDFlag).String()}
 				switch {
-				case len(v.ExtensionSignature) == 0 && v.BlockIdFlag.String() == "BLOCK_ID_FLAG_COMMIT":
+				case len(p.Signature) == 0 && sig.BlockIDFlag == cmttypes.BlockIDFlagCommit:
 					bv.Status = "pruned"
-				case len(v.ExtensionSignature) == 0:
+				case len(p.Signature) == 0:
 					bv.Status = "absent"
-				case len(v.VoteExtension) == 0:
+				case len(p.Extension) == 0:
 					bv.Status = "abstained"
 				default:
 					bv.Status = "attested"
-					if ext, err := ve.Decode(v.VoteExtension, n); err == nil {
+					if ext, err := ve.Decode(p.Extension, b.Members); err == nil {
 						for i := 0; i < len(members) && i < 4*len(ext.Verdicts); i++ {
 							bv.Verdicts = append(bv.Verdicts, verdict.At(ext.Verdicts, i).String())
 						}
@@ -120,4 +132,24 @@ func healthBundleCmd() *cobra.Command {
 	}
 	flags.AddQueryFlagsToCmd(cmd)
 	return cmd
+}
+
+// validatorPowers is the voting power of each validator (by hex address) in
+// the set at height, empty if the node cannot say (power is then shown 0).
+func validatorPowers(ctx context.Context, node client.CometRPC, height int64) map[string]int64 {
+	out := map[string]int64{}
+	perPage := 100
+	for page := 1; page <= 10; page++ {
+		res, err := node.Validators(ctx, &height, &page, &perPage)
+		if err != nil {
+			return out
+		}
+		for _, v := range res.Validators {
+			out[v.Address.String()] = v.VotingPower
+		}
+		if len(out) >= res.Total {
+			return out
+		}
+	}
+	return out
 }

@@ -18,10 +18,15 @@ import (
 )
 
 // Vote is one validator's valid extension: its power as recorded in the
-// verified commit, and its packed verdicts (empty: abstains).
+// verified commit, and its verdicts in either compact form
+// (verdict.CheckEither: a packing of n, or a sparse list of exceptions;
+// extensions carry the canonical one), unless it abstains.
 type Vote struct {
 	Power    int64
 	Verdicts []byte
+	// Abstain: an empty extension. It counts in C and reports nothing; an
+	// empty Verdicts without it is the sparse form of an all-ok list.
+	Abstain bool
 }
 
 // Sample is the attested verdict on the executor at Index in the group.
@@ -30,64 +35,132 @@ type Sample struct {
 	Miss  bool
 }
 
-// Aggregate computes the samples for a group of n executors. Every
-// non-empty vote must hold exactly n verdicts; any other input is an error,
-// never a panic.
+// Aggregate computes the samples for a group of n executors. Every vote
+// that does not abstain must hold exactly n verdicts; any other input is an
+// error, never a panic.
 func Aggregate(votes []Vote, n int) ([]Sample, error) {
-	if n < 0 {
-		return nil, errors.New("negative group size")
-	}
-	var total uint64
-	for i, v := range votes {
-		if v.Power < 0 {
-			return nil, fmt.Errorf("vote %d: negative power %d", i, v.Power)
-		}
-		if total > math.MaxUint64/2-uint64(v.Power) {
-			return nil, errors.New("total power overflows")
-		}
-		total += uint64(v.Power)
-		if len(v.Verdicts) != 0 {
-			if err := verdict.Check(v.Verdicts, n); err != nil {
-				return nil, fmt.Errorf("vote %d: %w", i, err)
-			}
-		}
-	}
-	t := newTally(n)
-	for _, v := range distinct(votes) {
-		t.add(v.Verdicts, uint64(v.Power))
+	t, err := tallyVotes(votes, n)
+	if err != nil {
+		return nil, err
 	}
 	// Most executors get a sample in most blocks: one allocation, no growth.
 	out := make([]Sample, 0, n)
 	for i := 0; i < n; i++ {
-		ok := t.ok[i] + t.byteOK[i/4] + t.wordOK[i/32]
-		switch {
-		case 2*t.miss[i] > total:
+		switch t.sample(i) {
+		case verdict.Miss:
 			out = append(out, Sample{Index: i, Miss: true})
-		case 2*ok > total:
+		case verdict.OK:
 			out = append(out, Sample{Index: i})
 		}
 	}
 	return out, nil
 }
 
+// Packed is Pack(Aggregate(votes, n), n) without the list in between: the
+// samples as a bundle carries them, for the proposal handlers.
+func Packed(votes []Vote, n int) ([]byte, error) {
+	t, err := tallyVotes(votes, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, verdict.PackedLen(n))
+	for i := 0; i < n; i++ {
+		out[i/4] |= byte(t.sample(i)) << (2 * (i % 4))
+	}
+	return out, nil
+}
+
+// tallyVotes checks the votes and tallies them.
+func tallyVotes(votes []Vote, n int) (tally, error) {
+	if n < 0 {
+		return tally{}, errors.New("negative group size")
+	}
+	var total uint64
+	for i, v := range votes {
+		if v.Power < 0 {
+			return tally{}, fmt.Errorf("vote %d: negative power %d", i, v.Power)
+		}
+		if total > math.MaxUint64/2-uint64(v.Power) {
+			return tally{}, errors.New("total power overflows")
+		}
+		total += uint64(v.Power)
+		if !v.Abstain && len(v.Verdicts) > verdict.PackedLen(n) {
+			return tally{}, fmt.Errorf("vote %d: %w", i, verdict.ErrOversized)
+		}
+	}
+	t := newTally(n)
+	t.total = total
+	// Each distinct list is checked as it is tallied: a bad one fails the
+	// whole tally, which is then dropped.
+	for _, v := range distinct(votes) {
+		if verdict.IsSparse(v.Verdicts, n) {
+			if err := t.addSparse(v.Verdicts, n, uint64(v.Power)); err != nil {
+				return tally{}, err
+			}
+			continue
+		}
+		if err := verdict.Check(v.Verdicts, n); err != nil {
+			return tally{}, err
+		}
+		t.add(v.Verdicts, uint64(v.Power))
+	}
+	return t, nil
+}
+
 // tally sums the power behind each executor's ok and miss. Most verdict
-// lists are long runs of oks (or of unknowns), so a word of 32 oks, or a
-// byte of 4, is credited once to the word or byte and spread when read.
+// lists are long runs of oks (or of unknowns): a sparse list credits its
+// power to every executor at once (sparseOK) and debits its exceptions; in
+// a packing, a word of 32 oks, or a byte of 4, is credited once to the word
+// or byte and spread when read.
 type tally struct {
-	ok, miss []uint64
+	total    uint64 // C: the power of every vote, abstentions included
+	perExec  []execTally
 	byteOK   []uint64 // per packed byte of four oks
 	wordOK   []uint64 // per 8-byte word of 32 oks
+	sparseOK uint64   // power of the sparse lists
 }
+
+// execTally is one executor's: ok power beyond the shortcuts (wrapping:
+// sparse exceptions subtract what sparseOK credited, so the sum read in
+// sample is exact though a term may wrap), and miss power.
+type execTally struct{ ok, miss uint64 }
 
 func newTally(n int) tally {
 	size := verdict.PackedLen(n)
-	return tally{
-		ok: make([]uint64, n), miss: make([]uint64, n),
-		byteOK: make([]uint64, size), wordOK: make([]uint64, (size+7)/8),
-	}
+	return tally{perExec: make([]execTally, n), byteOK: make([]uint64, size), wordOK: make([]uint64, (size+7)/8)}
 }
 
-// add tallies one checked verdict list of the group with power p.
+// sample is executor i's attested verdict: Miss or OK with a strict
+// majority of C, Unknown (no sample) otherwise.
+func (t *tally) sample(i int) verdict.Verdict {
+	e := t.perExec[i]
+	ok := t.sparseOK + e.ok + t.byteOK[i/4] + t.wordOK[i/32]
+	switch {
+	case 2*e.miss > t.total:
+		return verdict.Miss
+	case 2*ok > t.total:
+		return verdict.OK
+	}
+	return verdict.Unknown
+}
+
+// addSparse tallies one sparse list of the group with power p, or fails
+// as verdict.Exceptions does.
+func (t *tally) addSparse(bz []byte, n int, p uint64) error {
+	t.sparseOK += p
+	for next := 0; len(bz) > 0; {
+		i, v, rest, err := verdict.NextException(bz, next, n)
+		if err != nil {
+			return err
+		}
+		t.perExec[i].ok -= p
+		t.perExec[i].miss += p * isMiss[v]
+		bz, next = rest, i+1
+	}
+	return nil
+}
+
+// add tallies one checked packing of the group with power p.
 func (t *tally) add(packed []byte, p uint64) {
 	j := 0
 	for ; j+8 <= len(packed); j += 8 {
@@ -115,10 +188,11 @@ func (t *tally) addByte(j int, b byte, p uint64) {
 		t.byteOK[j] += p
 		return
 	}
-	for k := 0; k < 4 && 4*j+k < len(t.ok); k++ {
+	for k := 0; k < 4 && 4*j+k < len(t.perExec); k++ {
 		v := b >> (2 * k) & 3
-		t.ok[4*j+k] += p * isOK[v]
-		t.miss[4*j+k] += p * isMiss[v]
+		e := &t.perExec[4*j+k]
+		e.ok += p * isOK[v]
+		e.miss += p * isMiss[v]
 	}
 }
 
@@ -135,13 +209,16 @@ var (
 	isMiss = [4]uint64{verdict.Miss: 1}
 )
 
-// distinct merges votes with identical verdicts (summing their power), in
-// byte order: honest validators mostly agree, so the tally then runs over a
-// few distinct lists instead of every validator.
+// distinct merges the votes that do not abstain and have identical
+// verdicts (summing their power), in byte order: honest validators mostly
+// agree, so the tally then runs over a few distinct lists instead of every
+// validator. Extensions carry the canonical form, so equal lists have equal
+// bytes; two forms of one list (possible only in direct callers' input)
+// are merely tallied apart.
 func distinct(votes []Vote) []Vote {
 	sorted := make([]Vote, 0, len(votes))
 	for _, v := range votes {
-		if len(v.Verdicts) > 0 {
+		if !v.Abstain {
 			sorted = append(sorted, v)
 		}
 	}

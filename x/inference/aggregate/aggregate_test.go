@@ -19,6 +19,16 @@ func pack(t testing.TB, vs ...verdict.Verdict) []byte {
 	return b
 }
 
+// compact is the canonical compact form of vs, as an extension carries it.
+func compact(t testing.TB, vs ...verdict.Verdict) []byte {
+	t.Helper()
+	b, err := verdict.Compact(pack(t, vs...), len(vs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 const (
 	u = verdict.Unknown
 	o = verdict.OK
@@ -32,16 +42,16 @@ func TestAggregateTable(t *testing.T) {
 		n     int
 		want  []Sample
 	}{
-		{"unanimous", []Vote{{10, pack(t, m, o)}, {10, pack(t, m, o)}, {10, pack(t, m, o)}}, 2,
+		{"unanimous", []Vote{{Power: 10, Verdicts: pack(t, m, o)}, {Power: 10, Verdicts: pack(t, m, o)}, {Power: 10, Verdicts: pack(t, m, o)}}, 2,
 			[]Sample{{0, true}, {1, false}}},
-		{"exactly half is not a majority", []Vote{{10, pack(t, m)}, {10, pack(t, o)}}, 1, nil},
-		{"an abstainer counts in C", []Vote{{10, pack(t, m)}, {10, pack(t, m)}, {25, nil}}, 1, nil},
-		{"unknown counts in C", []Vote{{10, pack(t, m)}, {10, pack(t, u)}, {1, pack(t, m)}}, 1,
+		{"exactly half is not a majority", []Vote{{Power: 10, Verdicts: pack(t, m)}, {Power: 10, Verdicts: pack(t, o)}}, 1, nil},
+		{"an abstainer counts in C", []Vote{{Power: 10, Verdicts: pack(t, m)}, {Power: 10, Verdicts: pack(t, m)}, {Power: 25, Abstain: true}}, 1, nil},
+		{"unknown counts in C", []Vote{{Power: 10, Verdicts: pack(t, m)}, {Power: 10, Verdicts: pack(t, u)}, {Power: 1, Verdicts: pack(t, m)}}, 1,
 			[]Sample{{0, true}}},
-		{"power, not headcount", []Vote{{1, pack(t, o)}, {1, pack(t, o)}, {5, pack(t, m)}}, 1,
+		{"power, not headcount", []Vote{{Power: 1, Verdicts: pack(t, o)}, {Power: 1, Verdicts: pack(t, o)}, {Power: 5, Verdicts: pack(t, m)}}, 1,
 			[]Sample{{0, true}}},
 		{"no votes", nil, 3, nil},
-		{"zero power", []Vote{{0, pack(t, m)}}, 1, nil},
+		{"zero power", []Vote{{Power: 0, Verdicts: pack(t, m)}}, 1, nil},
 	}
 	for _, c := range cases {
 		got, err := Aggregate(c.votes, c.n)
@@ -64,12 +74,13 @@ func TestAggregateRejectsBadInput(t *testing.T) {
 		votes []Vote
 		n     int
 	}{
-		"negative power":   {[]Vote{{-1, nil}}, 1},
-		"power overflow":   {[]Vote{{math.MaxInt64, nil}, {math.MaxInt64, nil}, {math.MaxInt64, nil}}, 1},
-		"wrong length":     {[]Vote{{1, pack(t, o, o)}}, 5},
-		"invalid verdict":  {[]Vote{{1, []byte{0x03}}}, 1},
-		"negative n":       {nil, -1},
-		"padding bits set": {[]Vote{{1, []byte{0xc1}}}, 1},
+		"negative power":            {[]Vote{{Power: -1, Abstain: true}}, 1},
+		"power overflow":            {[]Vote{{Power: math.MaxInt64, Abstain: true}, {Power: math.MaxInt64, Abstain: true}, {Power: math.MaxInt64, Abstain: true}}, 1},
+		"longer than the packing":   {[]Vote{{Power: 1, Verdicts: pack(t, o, o, o, o, o, o, o, o, o)}}, 5},
+		"sparse index out of range": {[]Vote{{Power: 1, Verdicts: []byte{0x10}}}, 5},
+		"invalid verdict":           {[]Vote{{Power: 1, Verdicts: []byte{0x03}}}, 1},
+		"negative n":                {nil, -1},
+		"padding bits set":          {[]Vote{{Power: 1, Verdicts: []byte{0xc1}}}, 1},
 	}
 	for name, c := range cases {
 		if _, err := Aggregate(c.votes, c.n); err == nil {
@@ -135,11 +146,9 @@ func TestPropertyByzantineMinorityCannotDecide(t *testing.T) {
 					honestVoted[e][vs[e]] = true
 				}
 			}
-			var bz []byte
-			if !(byz[i] && rng.IntN(5) == 0) { // Byzantine validators may abstain
-				bz = pack(t, vs...)
-			}
-			votes = append(votes, Vote{Power: powers[i], Verdicts: bz})
+			// Byzantine validators may abstain.
+			abstain := byz[i] && rng.IntN(5) == 0
+			votes = append(votes, Vote{Power: powers[i], Verdicts: compact(t, vs...), Abstain: abstain})
 		}
 		samples, err := Aggregate(votes, n)
 		if err != nil {
@@ -166,58 +175,86 @@ func TestPropertyByzantineMinorityCannotDecide(t *testing.T) {
 
 // FuzzAggregate: never panics, and on valid input gives exactly the
 // samples of a naive per-executor count: every sample has a strict
-// majority of C, and every strict majority gives a sample (the word and
-// byte shortcuts of the tally lose nothing).
+// majority of C, and every strict majority gives a sample (the sparse
+// credit and debit, and the word and byte shortcuts, lose nothing). The
+// three votes are cuts of raw of any length, so both compact forms and
+// invalid ones are explored.
 func FuzzAggregate(f *testing.F) {
-	f.Add([]byte{0x09, 0x02, 0x06}, int64(3), int64(5), int64(1), 3)
-	f.Add(bytesOf(0x55, 120), int64(2), int64(2), int64(1), 160)                               // three lists of 160 oks
-	f.Add(append(bytesOf(0x55, 100), bytesOf(0x5a, 20)...), int64(1), int64(1), int64(3), 160) // words and mixed bytes
-	f.Fuzz(func(t *testing.T, raw []byte, p1, p2, p3 int64, n int) {
+	f.Add([]byte{0x09, 0x02, 0x06}, int64(3), int64(5), int64(1), 3, uint16(1), uint16(2), uint8(0))
+	f.Add(bytesOf(0x55, 120), int64(2), int64(2), int64(1), 160, uint16(40), uint16(80), uint8(0))                               // three lists of 160 oks
+	f.Add(append(bytesOf(0x55, 100), bytesOf(0x5a, 20)...), int64(1), int64(1), int64(3), 160, uint16(40), uint16(80), uint8(2)) // words and mixed bytes
+	f.Add([]byte{0x01, 0x04, 0x00, 0x03}, int64(1), int64(1), int64(1), 100, uint16(0), uint16(2), uint8(4))                     // sparse, with an all-ok list
+	f.Fuzz(func(t *testing.T, raw []byte, p1, p2, p3 int64, n int, cut1, cut2 uint16, abstain uint8) {
 		if n < 0 || n > 200 {
 			return
 		}
-		size := verdict.PackedLen(n)
+		a, b := min(int(cut1), len(raw)), min(int(cut2), len(raw))
+		if a > b {
+			a, b = b, a
+		}
+		parts := [][]byte{raw[:a], raw[a:b], raw[b:]}
 		var votes []Vote
 		for i, p := range []int64{p1, p2, p3} {
-			var bz []byte
-			if lo := i * size; lo+size <= len(raw) {
-				bz = raw[lo : lo+size]
-			}
-			votes = append(votes, Vote{Power: p, Verdicts: bz})
+			votes = append(votes, Vote{Power: p, Verdicts: parts[i], Abstain: abstain>>i&1 != 0})
 		}
 		samples, err := Aggregate(votes, n)
 		if err != nil {
 			return
 		}
-		var total uint64
-		for _, v := range votes {
-			total += uint64(v.Power)
-		}
-		var want []Sample
-		for i := 0; i < n; i++ {
-			var ok, miss uint64
-			for _, v := range votes {
-				if len(v.Verdicts) == 0 {
-					continue
-				}
-				switch verdict.At(v.Verdicts, i) {
-				case verdict.OK:
-					ok += uint64(v.Power)
-				case verdict.Miss:
-					miss += uint64(v.Power)
-				}
-			}
-			switch {
-			case 2*miss > total:
-				want = append(want, Sample{Index: i, Miss: true})
-			case 2*ok > total:
-				want = append(want, Sample{Index: i})
-			}
-		}
-		if !slices.Equal(samples, want) {
-			t.Fatalf("n=%d: samples %v, naive count %v", n, samples, want)
+		if !slices.Equal(samples, naiveAggregate(t, votes, n)) {
+			t.Fatalf("n=%d: samples %v, naive count %v", n, samples, naiveAggregate(t, votes, n))
 		}
 	})
+}
+
+// naiveAggregate counts each executor's ok and miss power over valid votes.
+func naiveAggregate(t testing.TB, votes []Vote, n int) []Sample {
+	var total uint64
+	ok, miss := make([]uint64, n), make([]uint64, n)
+	for _, v := range votes {
+		total += uint64(v.Power)
+		if v.Abstain {
+			continue
+		}
+		for i, vd := range listOf(t, v.Verdicts, n) {
+			switch vd {
+			case verdict.OK:
+				ok[i] += uint64(v.Power)
+			case verdict.Miss:
+				miss[i] += uint64(v.Power)
+			}
+		}
+	}
+	var want []Sample
+	for i := 0; i < n; i++ {
+		switch {
+		case 2*miss[i] > total:
+			want = append(want, Sample{Index: i, Miss: true})
+		case 2*ok[i] > total:
+			want = append(want, Sample{Index: i})
+		}
+	}
+	return want
+}
+
+// listOf reads a valid compact list of either form into verdicts.
+func listOf(t testing.TB, bz []byte, n int) []verdict.Verdict {
+	t.Helper()
+	if !verdict.IsSparse(bz, n) {
+		vs, err := verdict.Unpack(bz, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	vs := make([]verdict.Verdict, n)
+	for i := range vs {
+		vs[i] = verdict.OK
+	}
+	if err := verdict.Exceptions(bz, n, func(i int, v verdict.Verdict) { vs[i] = v }); err != nil {
+		t.Fatal(err)
+	}
+	return vs
 }
 
 func bytesOf(b byte, n int) []byte { return bytes.Repeat([]byte{b}, n) }

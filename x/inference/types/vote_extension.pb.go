@@ -23,9 +23,14 @@ var _ = math.Inf
 const _ = proto.GoGoProtoPackageIsVersion3 // please upgrade the proto package
 
 // HealthVoteExtension is what a validator attests about the executors in
-// its vote extension: one 2-bit verdict per member of the epoch group, in
-// group order (0 unknown, 1 ok, 2 miss; 3 is invalid), four per byte, the
-// first member in the lowest bits. An empty extension abstains.
+// its vote extension: one verdict per member of the epoch group, in group
+// order (0 unknown, 1 ok, 2 miss), in the canonical compact encoding of
+// x/inference/verdict: the packing (2 bits each, four per byte, the first
+// member in the lowest bits; exactly ceil(n/4) bytes) or, when strictly
+// shorter, the exceptions (every verdict that is not ok, in index order,
+// each a minimal uvarint gap<<1|miss, gap the oks skipped since the
+// previous one); the two are told apart by length. An all-ok extension is
+// the epoch alone. An empty extension abstains; there is no epoch 0.
 type HealthVoteExtension struct {
 	EpochIndex uint64 `protobuf:"varint,1,opt,name=epoch_index,json=epochIndex,proto3" json:"epoch_index,omitempty"`
 	Verdicts   []byte `protobuf:"bytes,2,opt,name=verdicts,proto3" json:"verdicts,omitempty"`
@@ -80,17 +85,28 @@ func (m *HealthVoteExtension) GetVerdicts() []byte {
 
 // HealthBundle is what the proposer injects as the first transaction of a
 // block when vote extensions are enabled (behind a prefix that no
-// transaction decoder accepts): the extended commit it aggregated, pruned
-// of invalid extensions, and the attested samples it computed from it,
-// which every validator recomputes.
+// transaction decoder accepts): the vote extensions of the block's last
+// commit with their signatures, pruned of invalid ones, and the attested
+// samples the proposer computed from them, which every validator
+// recomputes. The validators, powers, flags and round are not carried:
+// every validator has them in the block's last commit, and the extensions
+// and signatures are matched to its votes in order. The empty bundle (no
+// field set) carries no attestation.
 type HealthBundle struct {
-	// extended_commit_info is the CometBFT ExtendedCommitInfo, protobuf-encoded.
-	ExtendedCommitInfo []byte `protobuf:"bytes,1,opt,name=extended_commit_info,json=extendedCommitInfo,proto3" json:"extended_commit_info,omitempty"`
-	// epoch_index and the samples are for the epoch the extensions attest about.
+	// epoch_index and members: the epoch the extensions attest about and the
+	// size of its group.
 	EpochIndex uint64 `protobuf:"varint,2,opt,name=epoch_index,json=epochIndex,proto3" json:"epoch_index,omitempty"`
-	// samples: one 2-bit value per member of that epoch's group, as in
-	// HealthVoteExtension.verdicts (0 no sample, 1 ok, 2 miss).
+	// samples: one value per member (0 no sample, 1 ok, 2 miss) in the
+	// compact verdict encoding, as HealthVoteExtension.verdicts.
 	Samples []byte `protobuf:"bytes,3,opt,name=samples,proto3" json:"samples,omitempty"`
+	Members uint32 `protobuf:"varint,4,opt,name=members,proto3" json:"members,omitempty"`
+	// extensions: a raw DEFLATE stream (RFC 1951) of the last commit's vote
+	// extensions, one per vote in its order, each a minimal uvarint length
+	// then the bytes (length 0: none, or an abstention).
+	Extensions []byte `protobuf:"bytes,5,opt,name=extensions,proto3" json:"extensions,omitempty"`
+	// signatures: the extension signatures, one per vote in the same order
+	// and framing, uncompressed (signatures do not compress).
+	Signatures []byte `protobuf:"bytes,6,opt,name=signatures,proto3" json:"signatures,omitempty"`
 }
 
 func (m *HealthBundle) Reset()         { *m = HealthBundle{} }
@@ -126,13 +142,6 @@ func (m *HealthBundle) XXX_DiscardUnknown() {
 
 var xxx_messageInfo_HealthBundle proto.InternalMessageInfo
 
-func (m *HealthBundle) GetExtendedCommitInfo() []byte {
-	if m != nil {
-		return m.ExtendedCommitInfo
-	}
-	return nil
-}
-
 func (m *HealthBundle) GetEpochIndex() uint64 {
 	if m != nil {
 		return m.EpochIndex
@@ -147,6 +156,27 @@ func (m *HealthBundle) GetSamples() []byte {
 	return nil
 }
 
+func (m *HealthBundle) GetMembers() uint32 {
+	if m != nil {
+		return m.Members
+	}
+	return 0
+}
+
+func (m *HealthBundle) GetExtensions() []byte {
+	if m != nil {
+		return m.Extensions
+	}
+	return nil
+}
+
+func (m *HealthBundle) GetSignatures() []byte {
+	if m != nil {
+		return m.Signatures
+	}
+	return nil
+}
+
 func init() {
 	proto.RegisterType((*HealthVoteExtension)(nil), "inferenced.inference.v1.HealthVoteExtension")
 	proto.RegisterType((*HealthBundle)(nil), "inferenced.inference.v1.HealthBundle")
@@ -157,24 +187,26 @@ func init() {
 }
 
 var fileDescriptor_fcddb1d338b3a083 = []byte{
-	// 265 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0x6c, 0x50, 0x3d, 0x4e, 0xc3, 0x30,
-	0x18, 0xad, 0x0b, 0x02, 0x64, 0x32, 0x19, 0x24, 0x22, 0x06, 0x53, 0x75, 0xea, 0x80, 0x62, 0x0a,
-	0x37, 0x28, 0x42, 0xa2, 0x12, 0x53, 0x06, 0x06, 0x96, 0xa8, 0xb5, 0xbf, 0x10, 0x4b, 0x89, 0xbf,
-	0x28, 0x76, 0xa3, 0x20, 0x2e, 0xc1, 0xb1, 0x18, 0x3b, 0x32, 0xa2, 0xe4, 0x22, 0x08, 0xa3, 0x04,
-	0x04, 0x6c, 0xef, 0xc7, 0x7e, 0xef, 0xd3, 0xa3, 0xe7, 0xda, 0xa4, 0x50, 0x81, 0x91, 0xa0, 0xc4,
-	0x00, 0x45, 0x3d, 0x17, 0x35, 0x3a, 0x48, 0xa0, 0x71, 0x60, 0xac, 0x46, 0x13, 0x95, 0x15, 0x3a,
-	0x64, 0x27, 0xdf, 0xaf, 0xa3, 0x01, 0x46, 0xf5, 0x7c, 0x1a, 0xd3, 0xa3, 0x5b, 0x58, 0xe5, 0x2e,
-	0xbb, 0x47, 0x07, 0x37, 0xfd, 0x2f, 0x76, 0x46, 0x0f, 0xa1, 0x44, 0x99, 0x25, 0xda, 0x28, 0x68,
-	0x42, 0x32, 0x21, 0xb3, 0xdd, 0x98, 0x7a, 0x69, 0xf9, 0xa9, 0xb0, 0x53, 0x7a, 0x50, 0x43, 0xa5,
-	0xb4, 0x74, 0x36, 0x1c, 0x4f, 0xc8, 0x2c, 0x88, 0x07, 0x3e, 0x7d, 0xa6, 0xc1, 0x57, 0xe6, 0x62,
-	0x63, 0x54, 0x0e, 0xec, 0x82, 0x1e, 0xfb, 0x7b, 0x14, 0xa8, 0x44, 0x62, 0x51, 0x68, 0x97, 0x68,
-	0x93, 0xa2, 0x4f, 0x0d, 0x62, 0xd6, 0x7b, 0xd7, 0xde, 0x5a, 0x9a, 0x14, 0x7f, 0xd7, 0x8f, 0xff,
-	0xd4, 0x87, 0x74, 0xdf, 0xae, 0x8a, 0x32, 0x07, 0x1b, 0xee, 0xf8, 0x94, 0x9e, 0x2e, 0xee, 0x5e,
-	0x5b, 0x4e, 0xb6, 0x2d, 0x27, 0xef, 0x2d, 0x27, 0x2f, 0x1d, 0x1f, 0x6d, 0x3b, 0x3e, 0x7a, 0xeb,
-	0xf8, 0xe8, 0xe1, 0xf2, 0x51, 0xbb, 0x6c, 0xb3, 0x8e, 0x24, 0x16, 0xe2, 0xbf, 0xf1, 0x94, 0x68,
-	0x7e, 0x2c, 0xe9, 0x9e, 0x4a, 0xb0, 0xeb, 0x3d, 0x3f, 0xdf, 0xd5, 0x47, 0x00, 0x00, 0x00, 0xff,
-	0xff, 0x97, 0x5c, 0xb3, 0x22, 0x6e, 0x01, 0x00, 0x00,
+	// 299 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0x6c, 0x91, 0xc1, 0x4a, 0xf3, 0x40,
+	0x1c, 0xc4, 0xbb, 0xfd, 0xfa, 0xd5, 0xb2, 0x56, 0x90, 0x28, 0xb8, 0x78, 0x58, 0x43, 0x4f, 0x39,
+	0x48, 0x42, 0xf5, 0x0d, 0x0a, 0x82, 0x8a, 0xa7, 0x1c, 0x3c, 0x78, 0x09, 0x49, 0xf6, 0xdf, 0x66,
+	0x21, 0xbb, 0x1b, 0xb2, 0x9b, 0x10, 0xdf, 0xc2, 0x37, 0xf2, 0xea, 0xb1, 0x47, 0x8f, 0x92, 0xbc,
+	0x88, 0x24, 0x25, 0x69, 0x51, 0x6f, 0xff, 0x99, 0xd9, 0xf9, 0xc1, 0x32, 0xf8, 0x9a, 0xcb, 0x35,
+	0xe4, 0x20, 0x63, 0x60, 0xde, 0x70, 0x7a, 0xe5, 0xd2, 0x2b, 0x95, 0x81, 0x00, 0x2a, 0x03, 0x52,
+	0x73, 0x25, 0xdd, 0x2c, 0x57, 0x46, 0x59, 0x17, 0xfb, 0xd7, 0xee, 0x70, 0xba, 0xe5, 0x72, 0xe1,
+	0xe3, 0xb3, 0x7b, 0x08, 0x53, 0x93, 0x3c, 0x2b, 0x03, 0x77, 0x7d, 0xcb, 0xba, 0xc2, 0xc7, 0x90,
+	0xa9, 0x38, 0x09, 0xb8, 0x64, 0x50, 0x11, 0x64, 0x23, 0x67, 0xe2, 0xe3, 0xce, 0x7a, 0x68, 0x1d,
+	0xeb, 0x12, 0xcf, 0x4a, 0xc8, 0x19, 0x8f, 0x8d, 0x26, 0x63, 0x1b, 0x39, 0x73, 0x7f, 0xd0, 0x8b,
+	0x77, 0x84, 0xe7, 0x3b, 0xe8, 0xaa, 0x90, 0x2c, 0x85, 0x9f, 0xb4, 0xf1, 0x2f, 0x1a, 0xc1, 0x47,
+	0x3a, 0x14, 0x59, 0x0a, 0x9a, 0xfc, 0xeb, 0x60, 0xbd, 0x6c, 0x13, 0x01, 0x22, 0x82, 0x5c, 0x93,
+	0x89, 0x8d, 0x9c, 0x13, 0xbf, 0x97, 0x16, 0xc5, 0x78, 0xf8, 0xa5, 0x26, 0xff, 0xbb, 0xda, 0x81,
+	0xd3, 0xe6, 0x9a, 0x6f, 0x64, 0x68, 0x8a, 0x1c, 0x34, 0x99, 0xee, 0xf2, 0xbd, 0xf3, 0x38, 0x99,
+	0xa1, 0xd3, 0xb1, 0x7f, 0xde, 0x35, 0x18, 0xb0, 0x20, 0x56, 0x42, 0x70, 0x13, 0x70, 0xb9, 0x56,
+	0xab, 0xa7, 0x8f, 0x9a, 0xa2, 0x6d, 0x4d, 0xd1, 0x57, 0x4d, 0xd1, 0x5b, 0x43, 0x47, 0xdb, 0x86,
+	0x8e, 0x3e, 0x1b, 0x3a, 0x7a, 0xb9, 0xd9, 0x70, 0x93, 0x14, 0x91, 0x1b, 0x2b, 0xe1, 0xfd, 0xb5,
+	0x00, 0xf3, 0xaa, 0x83, 0x39, 0xcc, 0x6b, 0x06, 0x3a, 0x9a, 0x76, 0x1b, 0xdc, 0x7e, 0x07, 0x00,
+	0x00, 0xff, 0xff, 0x26, 0xcf, 0x5d, 0x47, 0xb3, 0x01, 0x00, 0x00,
 }
 
 func (m *HealthVoteExtension) Marshal() (dAtA []byte, err error) {
@@ -232,6 +264,25 @@ func (m *HealthBundle) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if len(m.Signatures) > 0 {
+		i -= len(m.Signatures)
+		copy(dAtA[i:], m.Signatures)
+		i = encodeVarintVoteExtension(dAtA, i, uint64(len(m.Signatures)))
+		i--
+		dAtA[i] = 0x32
+	}
+	if len(m.Extensions) > 0 {
+		i -= len(m.Extensions)
+		copy(dAtA[i:], m.Extensions)
+		i = encodeVarintVoteExtension(dAtA, i, uint64(len(m.Extensions)))
+		i--
+		dAtA[i] = 0x2a
+	}
+	if m.Members != 0 {
+		i = encodeVarintVoteExtension(dAtA, i, uint64(m.Members))
+		i--
+		dAtA[i] = 0x20
+	}
 	if len(m.Samples) > 0 {
 		i -= len(m.Samples)
 		copy(dAtA[i:], m.Samples)
@@ -243,13 +294,6 @@ func (m *HealthBundle) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 		i = encodeVarintVoteExtension(dAtA, i, uint64(m.EpochIndex))
 		i--
 		dAtA[i] = 0x10
-	}
-	if len(m.ExtendedCommitInfo) > 0 {
-		i -= len(m.ExtendedCommitInfo)
-		copy(dAtA[i:], m.ExtendedCommitInfo)
-		i = encodeVarintVoteExtension(dAtA, i, uint64(len(m.ExtendedCommitInfo)))
-		i--
-		dAtA[i] = 0xa
 	}
 	return len(dAtA) - i, nil
 }
@@ -287,14 +331,21 @@ func (m *HealthBundle) Size() (n int) {
 	}
 	var l int
 	_ = l
-	l = len(m.ExtendedCommitInfo)
-	if l > 0 {
-		n += 1 + l + sovVoteExtension(uint64(l))
-	}
 	if m.EpochIndex != 0 {
 		n += 1 + sovVoteExtension(uint64(m.EpochIndex))
 	}
 	l = len(m.Samples)
+	if l > 0 {
+		n += 1 + l + sovVoteExtension(uint64(l))
+	}
+	if m.Members != 0 {
+		n += 1 + sovVoteExtension(uint64(m.Members))
+	}
+	l = len(m.Extensions)
+	if l > 0 {
+		n += 1 + l + sovVoteExtension(uint64(l))
+	}
+	l = len(m.Signatures)
 	if l > 0 {
 		n += 1 + l + sovVoteExtension(uint64(l))
 	}
@@ -439,40 +490,6 @@ func (m *HealthBundle) Unmarshal(dAtA []byte) error {
 			return fmt.Errorf("proto: HealthBundle: illegal tag %d (wire type %d)", fieldNum, wire)
 		}
 		switch fieldNum {
-		case 1:
-			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ExtendedCommitInfo", wireType)
-			}
-			var byteLen int
-			for shift := uint(0); ; shift += 7 {
-				if shift >= 64 {
-					return ErrIntOverflowVoteExtension
-				}
-				if iNdEx >= l {
-					return io.ErrUnexpectedEOF
-				}
-				b := dAtA[iNdEx]
-				iNdEx++
-				byteLen |= int(b&0x7F) << shift
-				if b < 0x80 {
-					break
-				}
-			}
-			if byteLen < 0 {
-				return ErrInvalidLengthVoteExtension
-			}
-			postIndex := iNdEx + byteLen
-			if postIndex < 0 {
-				return ErrInvalidLengthVoteExtension
-			}
-			if postIndex > l {
-				return io.ErrUnexpectedEOF
-			}
-			m.ExtendedCommitInfo = append(m.ExtendedCommitInfo[:0], dAtA[iNdEx:postIndex]...)
-			if m.ExtendedCommitInfo == nil {
-				m.ExtendedCommitInfo = []byte{}
-			}
-			iNdEx = postIndex
 		case 2:
 			if wireType != 0 {
 				return fmt.Errorf("proto: wrong wireType = %d for field EpochIndex", wireType)
@@ -524,6 +541,93 @@ func (m *HealthBundle) Unmarshal(dAtA []byte) error {
 			m.Samples = append(m.Samples[:0], dAtA[iNdEx:postIndex]...)
 			if m.Samples == nil {
 				m.Samples = []byte{}
+			}
+			iNdEx = postIndex
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Members", wireType)
+			}
+			m.Members = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowVoteExtension
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Members |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 5:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Extensions", wireType)
+			}
+			var byteLen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowVoteExtension
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				byteLen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if byteLen < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			postIndex := iNdEx + byteLen
+			if postIndex < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Extensions = append(m.Extensions[:0], dAtA[iNdEx:postIndex]...)
+			if m.Extensions == nil {
+				m.Extensions = []byte{}
+			}
+			iNdEx = postIndex
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Signatures", wireType)
+			}
+			var byteLen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowVoteExtension
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				byteLen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if byteLen < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			postIndex := iNdEx + byteLen
+			if postIndex < 0 {
+				return ErrInvalidLengthVoteExtension
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Signatures = append(m.Signatures[:0], dAtA[iNdEx:postIndex]...)
+			if m.Signatures == nil {
+				m.Signatures = []byte{}
 			}
 			iNdEx = postIndex
 		default:
