@@ -7,8 +7,9 @@ import (
 
 // vote is what the validators' vote extensions of block h say, aggregated
 // by the chain's own code: each validator's monitor reports every
-// executor's health endpoint as of MonitorLag blocks before, packed as the
-// vote extension packs it. Validators 0..Byzantine-1 lie, the next Flaky
+// executor's health endpoint as of MonitorLag blocks before, as a packed
+// list (aggregate takes either compact form; the extension's own encoding
+// is the wire's concern, not the model's). Validators 0..Byzantine-1 lie, the next Flaky
 // err now and then, the rest are honest; all have equal power.
 func (w *world) vote(h int64) ([]aggregate.Sample, error) {
 	n := w.c.Executors

@@ -156,6 +156,9 @@ func isEmpty(b Bundle) bool {
 	return b.Epoch == 0 && b.Members == 0 && len(b.Samples) == 0 && len(b.extensions) == 0 && len(b.signatures) == 0
 }
 
+// Empty reports whether b is the empty bundle, which carries no votes.
+func (b Bundle) Empty() bool { return isEmpty(b) }
+
 // votes inflates and parses the bundle's extensions and signatures, one
 // pair per vote, for count votes: at most count*(MaxSize+framing) bytes
 // are inflated, and exactly count pairs must be there, each bounded (an

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"crypto/rand"
 	"errors"
+	"runtime"
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
@@ -165,12 +166,23 @@ func TestVotesRejectAttacks(t *testing.T) {
 	}
 	frame := func(items ...[]byte) []byte { return appendFrame(nil, items) }
 	limit := frameEntrySize(ve.MaxSize(2)) // what one vote may inflate to
-	cases := []struct {
+	// The cap itself must refuse these, not a later parse of what was
+	// inflated whole (which would cost the bomb's full size first).
+	for _, c := range []struct {
 		name string
 		b    Bundle
 	}{
 		{"decompression bomb: inflates far past the cap", with(stream(t, make([]byte, 10<<20), flate.BestCompression), sigs)},
 		{"inflates one byte past the cap", with(stream(t, make([]byte, limit+1), flate.BestSpeed), sigs)},
+	} {
+		if _, err := c.b.Commit(last); !errors.Is(err, ErrInflateCap) {
+			t.Errorf("%s: %v, want %v", c.name, err, ErrInflateCap)
+		}
+	}
+	cases := []struct {
+		name string
+		b    Bundle
+	}{
 		{"truncated stream", with(good.extensions[:len(good.extensions)-1], sigs)},
 		{"trailing bytes after the stream", with(append(append([]byte{}, good.extensions...), 0x00), sigs)},
 		{"not a DEFLATE stream", with([]byte{0xff, 0xff, 0xff}, sigs)},
@@ -288,4 +300,23 @@ func TestWorstCaseBundleFits(t *testing.T) {
 		t.Fatalf("largest extension %d bytes exceeds CometBFT's %d", ve.MaxSize(n), cmttypes.MaxVoteExtensionSize)
 	}
 	t.Logf("worst case: extension %d B, bundle %d B of %d", ve.MaxSize(n), len(bz), MaxBundleSize)
+}
+
+// TestBombCostsNoMoreThanTheCap (attack: a proposer's decompression bomb
+// makes every validator allocate what it inflates to): 256 MiB of zeros
+// deflated to ~260 KB is refused after the cap, allocating about the cap.
+func TestBombCostsNoMoreThanTheCap(t *testing.T) {
+	bomb := stream(t, make([]byte, 256<<20), flate.BestCompression)
+	b := Bundle{Epoch: 1, Members: 2, extensions: bomb, signatures: []byte{0}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := b.Commit(abci.CommitInfo{Votes: []abci.VoteInfo{{}}})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrInflateCap) {
+		t.Fatalf("bomb: %v, want %v", err, ErrInflateCap)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Fatalf("the bomb allocated %d bytes; the cap is %d", alloc, frameEntrySize(ve.MaxSize(2)))
+	}
 }

@@ -68,6 +68,21 @@ func TestCheckToleratesAnAbsentVote(t *testing.T) {
 	}
 }
 
+// TestCheckRequiresMoreThanTwoThirds: extensions of exactly 2/3 of the
+// power are not enough (attack: a proposer drops the third validator's
+// extension to sway the majority of what remains).
+func TestCheckRequiresMoreThanTwoThirds(t *testing.T) {
+	vals := testcommit.WithPowers(1, 1, 1)
+	ec := testcommit.Commit(t, testChain, testHeight, testRound, vals, func(int) []byte { return []byte("v") })
+	if _, err := check(ec, CommitInfoOf(ec), keysOf(vals)); err != nil {
+		t.Fatalf("3 of 3: %v", err)
+	}
+	ec.Votes[2].VoteExtension, ec.Votes[2].ExtensionSignature = nil, nil
+	if _, err := check(ec, CommitInfoOf(ec), keysOf(vals)); err == nil {
+		t.Fatal("extensions of 2 of 3 power accepted")
+	}
+}
+
 // One named case per attack on a bundle's commit: each is rejected by Check,
 // and Prune (the honest proposer) removes what it can.
 func TestCheckRejectsAttacks(t *testing.T) {

@@ -84,7 +84,12 @@ func deflate(body []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-var errInflate = errors.New("extensions do not inflate")
+var (
+	errInflate = errors.New("extensions do not inflate")
+	// ErrInflateCap: the extensions' stream inflates past what the votes
+	// of the last commit may hold; reading stops one byte past the cap.
+	ErrInflateCap = errors.New("extensions inflate past the cap")
+)
 
 // inflate decompresses one raw DEFLATE stream of at most limit bytes. It
 // stops reading at limit+1 bytes (a decompression bomb costs no more than
@@ -98,7 +103,7 @@ func inflate(stream []byte, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w: %v", ErrBadBundle, errInflate, err)
 	}
 	if len(body) > limit {
-		return nil, fmt.Errorf("%w: extensions inflate past %d bytes", ErrBadBundle, limit)
+		return nil, fmt.Errorf("%w: %w (%d bytes)", ErrBadBundle, ErrInflateCap, limit)
 	}
 	if src.Len() != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the extensions' stream", ErrBadBundle, src.Len())

@@ -188,6 +188,11 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 		v[0].VoteExtension, v[0].ExtensionSignature = nil, nil
 		return v
 	})
+	// Only the bundle with nothing in it may skip verification: epoch 0
+	// with votes carried is not the empty bundle.
+	zeroEpoch := b
+	zeroEpoch.Epoch = 0
+	zeroEpochBz, _ := Encode(zeroEpoch)
 	bomb := b
 	bomb.extensions = stream(t, make([]byte, 8<<20), flate.BestCompression)
 	bombBz, _ := Encode(bomb)
@@ -209,6 +214,7 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 		{"proposer drops a signature", [][]byte{unsignedBz}},
 		{"proposer adds a vote", [][]byte{extraBz}},
 		{"proposer sends a decompression bomb", [][]byte{bombBz}},
+		{"proposer passes a bundle with votes off as empty (epoch 0)", [][]byte{zeroEpochBz}},
 		{"proposer prunes honest extensions below 2/3", [][]byte{prunedBz}},
 		{"garbage behind the prefix", [][]byte{append(append([]byte{}, prefix...), 0xff)}},
 	}

@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
+	abci "github.com/cometbft/cometbft/abci/types"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/spf13/cobra"
@@ -81,37 +83,11 @@ func healthBundleCmd() *cobra.Command {
 				members = res.Group.Members
 			}
 			view := bundleView{Height: height, Epoch: b.Epoch, Bytes: len(block.Block.Txs[0]), Members: b.Members}
-			pairs, err := b.Votes()
+			view.Votes, err = bundleVotes(cmd.Context(), node, block.Block, b, len(members))
 			if err != nil {
-				return fmt.Errorf("block %d: bundle votes: %w", height, err)
+				return fmt.Errorf("block %d: %w", height, err)
 			}
-			view.Empty = len(pairs) == 0
-			last := block.Block.LastCommit
-			if len(pairs) > 0 && (last == nil || len(last.Signatures) != len(pairs)) {
-				return fmt.Errorf("block %d: bundle carries %d votes, its last commit has %d", height, len(pairs), len(last.Signatures))
-			}
-			powers := validatorPowers(cmd.Context(), node, height-1)
-			for i, p := range pairs {
-				sig := last.Signatures[i]
-				addr := sig.ValidatorAddress.String()
-				bv := bundleVote{Validator: addr, Power: powers[addr], Flag: cmtproto.BlockIDFlag(sig.BlockIDFlag).String()}
-				switch {
-				case len(p.Signature) == 0 && sig.BlockIDFlag == cmttypes.BlockIDFlagCommit:
-					bv.Status = "pruned"
-				case len(p.Signature) == 0:
-					bv.Status = "absent"
-				case len(p.Extension) == 0:
-					bv.Status = "abstained"
-				default:
-					bv.Status = "attested"
-					if ext, err := ve.Decode(p.Extension, b.Members); err == nil {
-						for i := 0; i < len(members) && i < 4*len(ext.Verdicts); i++ {
-							bv.Verdicts = append(bv.Verdicts, verdict.At(ext.Verdicts, i).String())
-						}
-					}
-				}
-				view.Votes = append(view.Votes, bv)
-			}
+			view.Empty = len(view.Votes) == 0
 			for i := 0; i < 4*len(b.Samples); i++ {
 				s := verdict.At(b.Samples, i)
 				if s == verdict.Unknown {
@@ -134,22 +110,73 @@ func healthBundleCmd() *cobra.Command {
 	return cmd
 }
 
-// validatorPowers is the voting power of each validator (by hex address) in
-// the set at height, empty if the node cannot say (power is then shown 0).
-func validatorPowers(ctx context.Context, node client.CometRPC, height int64) map[string]int64 {
-	out := map[string]int64{}
-	perPage := 100
-	for page := 1; page <= 10; page++ {
-		res, err := node.Validators(ctx, &height, &page, &perPage)
-		if err != nil {
-			return out
-		}
-		for _, v := range res.Validators {
-			out[v.Address.String()] = v.VotingPower
-		}
-		if len(out) >= res.Total {
-			return out
+// bundleVotes is each vote of the block's last commit with what the bundle
+// carries for it: the bundle holds extensions and signatures in last-commit
+// order, and the validators come from the set that signed it (a commit
+// signature of an absent validator names no one).
+func bundleVotes(ctx context.Context, node client.CometRPC, block *cmttypes.Block, b proposals.Bundle, members int) ([]bundleVote, error) {
+	if b.Empty() {
+		return nil, nil
+	}
+	last := block.LastCommit
+	if last == nil {
+		return nil, fmt.Errorf("no last commit")
+	}
+	vals, err := validatorSet(ctx, node, block.Height-1, len(last.Signatures))
+	if err != nil {
+		return nil, err
+	}
+	info := abci.CommitInfo{Round: last.Round, Votes: make([]abci.VoteInfo, len(last.Signatures))}
+	for i, sig := range last.Signatures {
+		info.Votes[i] = abci.VoteInfo{
+			Validator:   abci.Validator{Address: vals[i].Address, Power: vals[i].VotingPower},
+			BlockIdFlag: cmtproto.BlockIDFlag(sig.BlockIDFlag),
 		}
 	}
-	return out
+	ec, err := b.Commit(info)
+	if err != nil {
+		return nil, fmt.Errorf("bundle votes: %w", err)
+	}
+	out := make([]bundleVote, 0, len(ec.Votes))
+	for _, v := range ec.Votes {
+		bv := bundleVote{Validator: hex.EncodeToString(v.Validator.Address), Power: v.Validator.Power, Flag: v.BlockIdFlag.String()}
+		switch {
+		case len(v.ExtensionSignature) == 0 && v.BlockIdFlag == cmtproto.BlockIDFlagCommit:
+			bv.Status = "pruned"
+		case len(v.ExtensionSignature) == 0:
+			bv.Status = "absent"
+		case len(v.VoteExtension) == 0:
+			bv.Status = "abstained"
+		default:
+			bv.Status = "attested"
+			if ext, err := ve.Decode(v.VoteExtension, b.Members); err == nil {
+				for i := 0; i < members && i < 4*len(ext.Verdicts); i++ {
+					bv.Verdicts = append(bv.Verdicts, verdict.At(ext.Verdicts, i).String())
+				}
+			}
+		}
+		out = append(out, bv)
+	}
+	return out, nil
+}
+
+// validatorSet is the set at height in CometBFT's order, the order of that
+// height's commit signatures; it must have want validators.
+func validatorSet(ctx context.Context, node client.CometRPC, height int64, want int) ([]*cmttypes.Validator, error) {
+	var out []*cmttypes.Validator
+	perPage := 100
+	for page := 1; len(out) < want; page++ {
+		res, err := node.Validators(ctx, &height, &page, &perPage)
+		if err != nil {
+			return nil, fmt.Errorf("validators at %d: %w", height, err)
+		}
+		if len(res.Validators) == 0 {
+			break
+		}
+		out = append(out, res.Validators...)
+	}
+	if len(out) != want {
+		return nil, fmt.Errorf("validator set at %d has %d validators, its commit %d", height, len(out), want)
+	}
+	return out, nil
 }
