@@ -25,3 +25,7 @@ func (k Keeper) RestoreHealth(ctx context.Context, h types.ExecutorHealth) error
 // draws read the state so far in the block, which a node's queries never
 // see (they read a committed height), so each draw starts afresh.
 func (k Keeper) ForgetRouteTables() { k.seams.routes.Clear() }
+
+// RouteTablesKept is how many committed heights the query path holds a
+// route table for (a table that failed to build is not kept).
+func (k Keeper) RouteTablesKept() int { return k.seams.routes.Len() }

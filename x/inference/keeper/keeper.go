@@ -26,6 +26,9 @@ type Keeper struct {
 	authority    string
 	// bank moves transfer-agent bonds into and out of the module account.
 	bank types.BankKeeper
+	// storeService opens the module store; the query path's route tables
+	// read stored bytes through it (collections read everything else).
+	storeService corestore.KVStoreService
 
 	// seams is shared by every copy of the keeper (the module and the
 	// servers hold copies), so hooks set at wiring reach all of them.
@@ -96,6 +99,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		addressCodec:     addressCodec,
 		authority:        authority,
 		bank:             bank,
+		storeService:     storeService,
 		seams:            &seams{routes: routecache.New[*routeTable](routeTableHeights)},
 		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
 		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),

@@ -119,6 +119,7 @@ func requireSameAnswers(t *testing.T, s selState, heights []int64, seeds int) {
 				}
 			}
 		}
+		require.Equal(t, min(len(heights), 4), k.RouteTablesKept(), "every height's table was built and kept (four at most)")
 	}
 }
 

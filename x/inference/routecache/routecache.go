@@ -38,11 +38,13 @@ func New[V any](maxKeys int) *Cache[V] {
 	return &Cache[V]{max: max(maxKeys, 1)}
 }
 
-// Get returns the value kept for key, or builds it. A build that fails
-// (error or panic) is not kept: its waiters build again with their own
-// call. When the cache is full and key is below every height kept, the
-// value is built and returned but not kept.
-func (c *Cache[V]) Get(key Key, build func() (V, error)) (V, error) {
+// Get returns the value kept for key, or builds it. build is given the
+// value of the highest height already built, if any (of any generation), to
+// reuse what it can; what it takes from it must be checked against the new
+// height's state. A build that fails (error or panic) is not kept: its
+// waiters build again with their own call. When the cache is full and key
+// is below every height kept, the value is built and returned but not kept.
+func (c *Cache[V]) Get(key Key, build func(base V, ok bool) (V, error)) (V, error) {
 	for {
 		c.mu.Lock()
 		if s := c.find(key); s != nil {
@@ -53,13 +55,14 @@ func (c *Cache[V]) Get(key Key, build func() (V, error)) (V, error) {
 			}
 			continue
 		}
+		base, ok := c.highestBuilt()
 		s := &slot[V]{key: key, done: make(chan struct{})}
 		kept := c.insert(s)
 		c.mu.Unlock()
 		if !kept {
-			return build()
+			return build(base, ok)
 		}
-		return c.fill(s, build)
+		return c.fill(s, func() (V, error) { return build(base, ok) })
 	}
 }
 
@@ -85,6 +88,26 @@ func (c *Cache[V]) fill(s *slot[V], build func() (V, error)) (V, error) {
 	}
 	s.val, s.ok = v, true
 	return v, nil
+}
+
+// highestBuilt is the value of the highest height whose build has
+// finished well; the closed channel orders its writes before this read.
+func (c *Cache[V]) highestBuilt() (V, bool) {
+	var best *slot[V]
+	for _, s := range c.slots {
+		select {
+		case <-s.done:
+			if s.ok && (best == nil || s.key.Height > best.key.Height) {
+				best = s
+			}
+		default:
+		}
+	}
+	if best == nil {
+		var zero V
+		return zero, false
+	}
+	return best.val, true
 }
 
 func (c *Cache[V]) find(key Key) *slot[V] {

@@ -1,0 +1,102 @@
+package keeper_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// queriesPerBlock is the query load of one block in the selection
+// benchmark: 290 GetRandomExecutor queries, every client request's first.
+const queriesPerBlock = 290
+
+// selectionNetwork is benchNetwork with every tenth member EXCLUDED for the
+// whole benchmark, with the breaker's stage or (stage false) none.
+func selectionNetwork(b *testing.B, n int, stage bool) (keeper.Keeper, sdk.Context) {
+	k, ctx, _ := benchNetwork(b, n, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
+		for i := 0; i < len(addrs); i += 10 {
+			s, err := ac.BytesToString(addrs[i])
+			require.NoError(b, err)
+			require.NoError(b, k.RestoreHealth(ctx, types.ExecutorHealth{
+				Address: s, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 1, CooldownBlocks: 1_000_000, Exclusions: 1,
+			}))
+		}
+	})
+	if !stage {
+		k.SetHealthStage(nil)
+	}
+	return k, ctx
+}
+
+// BenchmarkSelectionQuery is GetRandomExecutor at 1,000 and 10,000 members
+// (10% excluded), through the query server (route tables) and through the
+// reference (the pre-table implementation), each with the breaker's health
+// stage and without, all in one run. One iteration is one block: the
+// committed height moves on, then the reference answers one query of each
+// kind and the query server 290 of each, interleaved. Reported per query:
+// old-* (reference), new-* (amortized over the block), new-*-first (the
+// block's first query, which builds the table: the worst case), and the
+// ratios health (new with / without the stage) and speedup (old / new,
+// with the stage).
+func BenchmarkSelectionQuery(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
+			kWith, ctxWith := selectionNetwork(b, n, true)
+			kWithout, ctxWithout := selectionNetwork(b, n, false)
+			qWith, qWithout := keeper.NewQueryServerImpl(kWith), keeper.NewQueryServerImpl(kWithout)
+			stage := keeper.DefaultHealthStage(kWith)
+			resp, err := qWith.GetRandomExecutor(ctxWith, &types.QueryGetRandomExecutorRequest{Model: "m"})
+			require.NoError(b, err)
+			require.Equal(b, uint32(n-n/10), resp.Candidates, "the health stage removes the excluded tenth")
+			var oldWith, oldWithout, newWith, newWithout, firstWith, firstWithout time.Duration
+			timed := func(f func() error) time.Duration {
+				start := time.Now()
+				err := f()
+				d := time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return d
+			}
+			height, seed := int64(1), uint64(0)
+			blocks := 0
+			for b.Loop() {
+				height++
+				blocks++
+				cw, cwo := ctxWith.WithBlockHeight(height), ctxWithout.WithBlockHeight(height)
+				seed++
+				oldWith += timed(func() error { _, err := referenceQuery(cw, kWith, stage, height, "m", seed); return err })
+				oldWithout += timed(func() error { _, err := referenceQuery(cwo, kWithout, nil, height, "m", seed); return err })
+				runtime.GC() // the reference's garbage is not the query path's to collect
+				for i := range queriesPerBlock {
+					seed++
+					req := &types.QueryGetRandomExecutorRequest{Model: "m", Seed: seed}
+					dw := timed(func() error { _, err := qWith.GetRandomExecutor(cw, req); return err })
+					dwo := timed(func() error { _, err := qWithout.GetRandomExecutor(cwo, req); return err })
+					newWith, newWithout = newWith+dw, newWithout+dwo
+					if i == 0 {
+						firstWith, firstWithout = firstWith+dw, firstWithout+dwo
+					}
+				}
+			}
+			perBlock := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(blocks) }
+			perQuery := func(d time.Duration) float64 { return perBlock(d) / queriesPerBlock }
+			b.ReportMetric(perBlock(oldWith), "old-with-ns/query")
+			b.ReportMetric(perBlock(oldWithout), "old-without-ns/query")
+			b.ReportMetric(perQuery(newWith), "new-with-ns/query")
+			b.ReportMetric(perQuery(newWithout), "new-without-ns/query")
+			b.ReportMetric(perBlock(firstWith), "new-with-first-ns")
+			b.ReportMetric(perBlock(firstWithout), "new-without-first-ns")
+			b.ReportMetric(float64(newWith)/float64(newWithout), "health-ratio")
+			b.ReportMetric(perBlock(oldWith)/perQuery(newWith), "speedup")
+		})
+	}
+}
