@@ -255,12 +255,16 @@ func TestRouteTableMatchesReferenceRandomized(t *testing.T) {
 // TestRouteTableFollowsCommittedBlocks runs 120 blocks of random traffic
 // (finishes, misses, attested misses, an executor turned INACTIVE and back)
 // through the real breaker, so exclusions, cooldown promotions, probe
-// claims and restorations happen, and after each block queries the state it
-// committed through the route tables (never forgotten here), checking every
-// answer against the reference: a table kept for one height never answers
-// for the next.
+// claims and restorations happen, over epochs of 40 blocks that a late
+// registration joins (shifting the group), and after each block queries the
+// state it committed through the route tables (never forgotten here),
+// checking every answer against the reference: a table kept for one height
+// never answers for the next, and what a table reuses from the previous one
+// is only what did not change.
 func TestRouteTableFollowsCommittedBlocks(t *testing.T) {
-	f := newBreakerFixture(t, withParticipants(gp(5, 10, true, "m"), gp(6, 10, true, "m", "x")))
+	p := breakerParams()
+	p.EpochLength = 40
+	f := newBreakerFixture(t, withParams(p), withParticipants(gp(5, 10, true, "m"), gp(6, 10, true, "m", "x")))
 	q := keeper.NewQueryServerImpl(*f.k)
 	rng := rand.New(rand.NewSource(7))
 	changed, last := 0, ""
@@ -280,6 +284,9 @@ func TestRouteTableFollowsCommittedBlocks(t *testing.T) {
 		}
 		if rng.Intn(4) == 0 {
 			f.attest(byte(1+rng.Intn(6)), true)
+		}
+		if f.height == 30 {
+			require.NoError(t, f.register(0, 25, true, "m", "x")) // sorts first: every member moves up one
 		}
 		if rng.Intn(20) == 0 {
 			e := byte(3 + rng.Intn(4))
@@ -309,6 +316,7 @@ func TestRouteTableFollowsCommittedBlocks(t *testing.T) {
 		last = sig
 		f.begin(f.height + 1)
 	}
+	require.Len(t, f.group().Members, 7, "the late registration joined at a boundary")
 	t.Logf("the pool changed at %d of 120 heights", changed)
 	require.Greater(t, changed, 20, "the breaker changed the pool between blocks often enough to test the tables")
 }
