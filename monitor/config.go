@@ -20,13 +20,16 @@ type Config struct {
 	// Enabled starts the monitor with the node. A validator without it
 	// abstains in its vote extensions.
 	Enabled bool `mapstructure:"enabled"`
-	// ProbeInterval is how often every executor is probed.
+	// ProbeInterval is how often every executor is probed: at most once per
+	// interval each, start times spread over it.
 	ProbeInterval time.Duration `mapstructure:"probe-interval"`
 	// ProbeTimeout bounds one probe: connect, request and response.
 	ProbeTimeout time.Duration `mapstructure:"probe-timeout"`
 	// VerdictTTL is how long a verdict stays fresh; older ones are unknown.
 	VerdictTTL time.Duration `mapstructure:"verdict-ttl"`
-	// MaxConcurrency bounds the probes in flight.
+	// MaxConcurrency bounds the probes in flight; a slot is reused as soon
+	// as its probe ends. The start-up log line says whether it covers the
+	// group (monitor/README.md, sizing).
 	MaxConcurrency int `mapstructure:"max-concurrency"`
 	// HealthPath is the path probed on each executor's host.
 	HealthPath string `mapstructure:"health-path"`
@@ -44,10 +47,19 @@ func DefaultConfig() Config {
 		ProbeInterval:  time.Second,
 		ProbeTimeout:   800 * time.Millisecond,
 		VerdictTTL:     5 * time.Second,
-		MaxConcurrency: 32,
+		MaxConcurrency: 512,
 		HealthPath:     "/health",
 	}
 }
+
+// Bounds Validate enforces. max-concurrency is bounded by what one
+// process can hold open: each probe in flight is a connection (a file
+// descriptor), beside one kept-alive connection per healthy executor.
+const (
+	minProbeInterval = 100 * time.Millisecond
+	maxProbeInterval = time.Hour
+	maxConcurrency   = 8192
+)
 
 // name is the app.toml key of the Config field called field, within the
 // section; key is the same, qualified by the section.
@@ -61,14 +73,14 @@ func key(field string) string { return Section + "." + name(field) }
 // Validate checks the configuration.
 func (c Config) Validate() error {
 	switch {
-	case c.ProbeInterval < 100*time.Millisecond:
-		return fmt.Errorf("%s must be at least 100ms, got %s", key("ProbeInterval"), c.ProbeInterval)
+	case c.ProbeInterval < minProbeInterval || c.ProbeInterval > maxProbeInterval:
+		return fmt.Errorf("%s must be in [%s, %s], got %s", key("ProbeInterval"), minProbeInterval, maxProbeInterval, c.ProbeInterval)
 	case c.ProbeTimeout <= 0 || c.ProbeTimeout > c.ProbeInterval*10:
 		return fmt.Errorf("%s must be in (0, 10 x %s], got %s", key("ProbeTimeout"), name("ProbeInterval"), c.ProbeTimeout)
 	case c.VerdictTTL < c.ProbeInterval:
 		return fmt.Errorf("%s (%s) must be at least %s (%s)", key("VerdictTTL"), c.VerdictTTL, name("ProbeInterval"), c.ProbeInterval)
-	case c.MaxConcurrency < 1 || c.MaxConcurrency > 1024:
-		return fmt.Errorf("%s must be in [1, 1024], got %d", key("MaxConcurrency"), c.MaxConcurrency)
+	case c.MaxConcurrency < 1 || c.MaxConcurrency > maxConcurrency:
+		return fmt.Errorf("%s must be in [1, %d], got %d", key("MaxConcurrency"), maxConcurrency, c.MaxConcurrency)
 	case !strings.HasPrefix(c.HealthPath, "/") || strings.ContainsAny(c.HealthPath, "?#") || len(c.HealthPath) > 256:
 		return errors.New(key("HealthPath") + " must be an absolute path without query or fragment, at most 256 bytes")
 	}
@@ -113,10 +125,10 @@ func ReadConfig(opts Options) (Config, error) {
 // of Config's fields (TestConfigTemplateCoversEveryKey).
 var help = []struct{ field, text string }{
 	{"Enabled", "Start the monitor with the node."},
-	{"ProbeInterval", "How often every executor is probed."},
+	{"ProbeInterval", "How often every executor is probed (once per interval each, spread over it)."},
 	{"ProbeTimeout", "Bound on one probe (connect, request, response). A slower answer is a miss."},
 	{"VerdictTTL", "A verdict older than this is reported as unknown."},
-	{"MaxConcurrency", "Probes in flight at once."},
+	{"MaxConcurrency", "Probes in flight at once (each holds a connection). Enough for the group when\nmax-concurrency x probe-interval / mean probe latency exceeds the members;\nthe monitor logs whether it does at start-up and each epoch."},
 	{"HealthPath", "Path probed with GET on each executor's host; 200 is ok, anything else,\nredirects included, is a miss."},
 	{"AllowPrivate", "Probe loopback, private and link-local addresses. Executor URLs come from\nuntrusted participants: keep this false on public networks."},
 }

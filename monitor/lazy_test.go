@@ -30,9 +30,11 @@ func TestLazyStartsOnTheFirstSnapshot(t *testing.T) {
 	if m.cancel == nil {
 		t.Fatal("the snapshot did not start the monitor")
 	}
+	stopped := make(chan struct{})
+	go func() { m.done.Wait(); close(stopped) }()
 	select {
-	case <-m.done:
-	default:
+	case <-stopped:
+	case <-time.After(time.Second):
 		t.Fatal("Stop left the monitor running")
 	}
 }

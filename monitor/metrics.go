@@ -1,9 +1,73 @@
 package monitor
 
-import "github.com/inferenced/inferenced/x/inference/types"
+import (
+	"time"
+
+	"github.com/cosmos/cosmos-sdk/telemetry"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
 
 // MetricKey names a metric of the health monitor: every one is
 // inference_monitor_<name...> in Prometheus.
 func MetricKey(name ...string) []string {
 	return append([]string{types.ModuleName, "monitor"}, name...)
+}
+
+// The monitor's metrics, each written once here and listed in README.md
+// (TestReadmeListsEveryMetric).
+const (
+	metricProbesOK      = "probes_ok"                  // counter: probes answered 200 in time
+	metricProbesMiss    = "probes_miss"                // counter: probes that failed, timed out or answered otherwise
+	metricProbeLatency  = "probe_latency"              // summary (ms): probe duration, hung ones included
+	metricInFlight      = "probes_in_flight"           // gauge: probes running
+	metricScheduleLag   = "schedule_lag_seconds"       // gauge: how long the most overdue executor waits for a slot
+	metricMembers       = "members"                    // gauge: executors in the watched group
+	metricCapacity      = "capacity"                   // gauge: executors the config covers at the mean latency
+	metricCapacityWorst = "capacity_if_all_hang"       // gauge: executors it covers if every probe times out
+	metricVerdictsFresh = "verdicts_fresh"             // gauge: verdicts within verdict-ttl (ok or miss) in the last snapshot
+	metricVerdictsOK    = "verdicts_ok"                // gauge: fresh ok verdicts in the last snapshot
+	metricVerdictsMiss  = "verdicts_miss"              // gauge: fresh miss verdicts in the last snapshot
+	metricVerdictsStale = "verdicts_stale"             // gauge: verdicts older than verdict-ttl (reported unknown)
+	metricVerdictsNone  = "verdicts_unknown"           // gauge: executors never probed yet (reported unknown)
+	metricOldestVerdict = "oldest_verdict_age_seconds" // gauge: age of the oldest verdict, or of the wait for a first one
+)
+
+// metricNames is every metric above, for the README check.
+var metricNames = []string{
+	metricProbesOK, metricProbesMiss, metricProbeLatency, metricInFlight, metricScheduleLag,
+	metricMembers, metricCapacity, metricCapacityWorst,
+	metricVerdictsFresh, metricVerdictsOK, metricVerdictsMiss, metricVerdictsStale, metricVerdictsNone, metricOldestVerdict,
+}
+
+func reportProbe(ok bool, start time.Time) {
+	if ok {
+		telemetry.IncrCounter(1, MetricKey(metricProbesOK)...)
+	} else {
+		telemetry.IncrCounter(1, MetricKey(metricProbesMiss)...)
+	}
+	telemetry.MeasureSince(start, MetricKey(metricProbeLatency)...)
+}
+
+func reportSchedule(c Coverage, inFlight int, lag time.Duration) {
+	telemetry.SetGauge(float32(inFlight), MetricKey(metricInFlight)...)
+	telemetry.SetGauge(float32(lag.Seconds()), MetricKey(metricScheduleLag)...)
+	telemetry.SetGauge(float32(c.Members), MetricKey(metricMembers)...)
+	telemetry.SetGauge(float32(c.Capacity), MetricKey(metricCapacity)...)
+	telemetry.SetGauge(float32(c.WorstCapacity), MetricKey(metricCapacityWorst)...)
+}
+
+// verdictCounts is what one snapshot saw.
+type verdictCounts struct {
+	ok, miss, stale, unknown int
+	oldest                   time.Duration
+}
+
+func reportVerdicts(c verdictCounts) {
+	telemetry.SetGauge(float32(c.ok+c.miss), MetricKey(metricVerdictsFresh)...)
+	telemetry.SetGauge(float32(c.ok), MetricKey(metricVerdictsOK)...)
+	telemetry.SetGauge(float32(c.miss), MetricKey(metricVerdictsMiss)...)
+	telemetry.SetGauge(float32(c.stale), MetricKey(metricVerdictsStale)...)
+	telemetry.SetGauge(float32(c.unknown), MetricKey(metricVerdictsNone)...)
+	telemetry.SetGauge(float32(c.oldest.Seconds()), MetricKey(metricOldestVerdict)...)
 }

@@ -7,11 +7,11 @@ package monitor
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"cosmossdk.io/log"
-	"github.com/cosmos/cosmos-sdk/telemetry"
 
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -31,14 +31,16 @@ type Group struct {
 // GroupSource reads the current epoch group from the last committed state.
 type GroupSource func(ctx context.Context) (Group, error)
 
-type observation struct {
-	set      bool
-	ok       bool
-	at       time.Time
-	inFlight bool
-}
+// latencyWeight is the weight of one probe in the moving average of probe
+// latency the coverage check uses.
+const latencyWeight = 1.0 / 32
 
 // Monitor probes executors and answers snapshots of their health.
+//
+// Two goroutines run while it is started: refresh reads the group once per
+// probe interval, dispatch starts a probe whenever a slot is free and an
+// executor is due (schedule.go). Each probe runs in its own goroutine and
+// frees its slot the moment it ends.
 type Monitor struct {
 	cfg    Config
 	prober *prober
@@ -46,16 +48,20 @@ type Monitor struct {
 	logger log.Logger
 	now    func() time.Time
 
-	mu    sync.RWMutex
-	group Group
-	obs   []observation
+	mu       sync.RWMutex
+	watching bool // a group has been read
+	epoch    uint64
+	sched    schedule
+	inFlight int
+	latency  time.Duration // moving average over every probe, hung ones included
+
 	slots chan struct{}
-	// next is where the next tick starts handing out slots, so that with
-	// more executors than slots every executor gets its turn.
-	next int
+	// wake tells dispatch to look at the schedule again: the group changed,
+	// or a probe ended whose executor is now the first due.
+	wake chan struct{}
 
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   sync.WaitGroup // refresh and dispatch
 	probes sync.WaitGroup
 }
 
@@ -66,26 +72,23 @@ func New(cfg Config, source GroupSource, logger log.Logger) (*Monitor, error) {
 	}
 	return &Monitor{
 		cfg: cfg, prober: newProber(cfg), source: source, logger: logger, now: time.Now,
-		slots: make(chan struct{}, cfg.MaxConcurrency),
+		sched: schedule{interval: cfg.ProbeInterval, salt: rand.Uint64()},
+		slots: make(chan struct{}, cfg.MaxConcurrency), wake: make(chan struct{}, 1),
 	}, nil
 }
 
 // Start probes in the background until Stop.
 func (m *Monitor) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel, m.done = cancel, make(chan struct{})
+	m.cancel = cancel
+	m.done.Add(2)
 	go func() {
-		defer close(m.done)
-		ticker := time.NewTicker(m.cfg.ProbeInterval)
-		defer ticker.Stop()
-		for {
-			m.tick(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			}
-		}
+		defer m.done.Done()
+		m.refresh(ctx)
+	}()
+	go func() {
+		defer m.done.Done()
+		m.dispatch(ctx)
 	}()
 }
 
@@ -95,86 +98,183 @@ func (m *Monitor) Stop() {
 		return
 	}
 	m.cancel()
-	<-m.done
+	m.done.Wait()
 	m.probes.Wait()
 	m.prober.client.CloseIdleConnections()
 }
 
-// tick refreshes the group and starts a probe for every executor that has
-// none in flight, as long as a slot is free: a hanging executor holds one
-// slot for at most the probe timeout and never delays the others.
-func (m *Monitor) tick(ctx context.Context) {
+// refresh reads the group now and then once per interval, never per probe.
+func (m *Monitor) refresh(ctx context.Context) {
+	ticker := time.NewTicker(m.cfg.ProbeInterval)
+	defer ticker.Stop()
+	for {
+		m.readGroup(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// readGroup adopts the group the source shows. On the first read and on
+// every epoch change it logs whether the config covers the group.
+func (m *Monitor) readGroup(ctx context.Context) {
 	group, err := m.source(ctx)
 	if err != nil {
 		m.logger.Debug("health monitor: no epoch group", "err", err)
 		return
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if group.Epoch != m.group.Epoch || len(group.Members) != len(m.group.Members) {
-		m.obs = make([]observation, len(group.Members))
-		m.next = 0
+	newEpoch := !m.watching || group.Epoch != m.epoch
+	changed := m.sched.adopt(group.Members, m.now())
+	m.watching, m.epoch = true, group.Epoch
+	cov := coverage(m.cfg, len(group.Members), m.latency)
+	lag := m.sched.lag(m.now())
+	inFlight := m.inFlight
+	m.mu.Unlock()
+	if changed {
+		m.poke()
 	}
-	m.group = group
-	n := len(m.obs)
-	for k := 0; k < n; k++ {
-		i := (m.next + k) % n
-		if m.obs[i].inFlight {
-			continue
-		}
-		select {
-		case m.slots <- struct{}{}:
-		default:
-			m.next = i // all slots busy: resume here on the next tick
-			return
-		}
-		m.obs[i].inFlight = true
-		m.probes.Add(1)
-		go m.probeOne(ctx, group.Epoch, i, group.Members[i].URL)
+	if newEpoch {
+		m.logCoverage(group.Epoch, cov)
+	}
+	reportSchedule(cov, inFlight, lag)
+}
+
+func (m *Monitor) logCoverage(epoch uint64, c Coverage) {
+	measured := "none yet"
+	if c.Measured > 0 {
+		measured = c.Measured.Round(time.Millisecond).String()
+	}
+	m.logger.Info("health monitor coverage", "epoch", epoch, "members", c.Members, "covered", c.Covered(),
+		name("MaxConcurrency"), m.cfg.MaxConcurrency, name("ProbeInterval"), m.cfg.ProbeInterval,
+		"mean_latency", measured, "capacity_at_mean", c.Capacity,
+		"capacity_if_all_hang", c.WorstCapacity, "advice", c.Advice())
+}
+
+func (m *Monitor) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
 	}
 }
 
-func (m *Monitor) probeOne(ctx context.Context, epoch uint64, i int, url string) {
+// dispatch starts probes: it takes a slot, waits until an executor is
+// due, and starts its probe, for as long as the monitor runs.
+func (m *Monitor) dispatch(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case m.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		t, start := m.nextDue(ctx, timer)
+		if t == nil {
+			<-m.slots
+			return
+		}
+		m.probes.Add(1)
+		go m.probeOne(ctx, t, start)
+	}
+}
+
+// nextDue waits for the first executor due and marks it in flight; nil
+// when the monitor stops.
+func (m *Monitor) nextDue(ctx context.Context, timer *time.Timer) (*target, time.Time) {
+	for {
+		m.mu.Lock()
+		now := m.now()
+		t, wait := m.sched.take(now)
+		if t != nil {
+			m.inFlight++
+		}
+		m.mu.Unlock()
+		if t != nil {
+			return t, now
+		}
+		if wait <= 0 || wait > m.cfg.ProbeInterval {
+			wait = m.cfg.ProbeInterval // nothing waiting: all in flight, or no group yet
+		}
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-m.wake:
+		case <-ctx.Done():
+			return nil, time.Time{}
+		}
+	}
+}
+
+func (m *Monitor) probeOne(ctx context.Context, t *target, start time.Time) {
 	defer m.probes.Done()
 	defer func() { <-m.slots }()
 	pctx, cancel := context.WithTimeout(ctx, m.cfg.ProbeTimeout)
-	ok, err := m.prober.probe(pctx, url)
+	ok, err := m.prober.probe(pctx, t.member.URL)
 	cancel()
-	result := "ok"
-	if !ok {
-		result = "miss"
-		m.logger.Debug("health monitor: probe missed", "executor", i, "err", err)
+	end := m.now()
+	cancelled := ctx.Err() != nil
+	if !ok && !cancelled {
+		m.logger.Debug("health monitor: probe missed", "executor", t.member.Address, "err", err)
 	}
-	telemetry.IncrCounter(1, MetricKey("probes", result)...)
+	if !cancelled {
+		reportProbe(ok, start)
+	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.group.Epoch != epoch || i >= len(m.obs) {
-		return // the group changed while probing: the result is for nobody
+	m.inFlight--
+	if !cancelled {
+		took := end.Sub(start)
+		if m.latency == 0 {
+			m.latency = took
+		} else {
+			m.latency += time.Duration(float64(took-m.latency) * latencyWeight)
+		}
 	}
-	m.obs[i] = observation{set: true, ok: ok, at: m.now()}
+	first := m.sched.finish(t, start, end, ok, cancelled)
+	m.mu.Unlock()
+	if first {
+		m.poke()
+	}
 }
 
 // Snapshot returns the fresh verdicts for the group of epoch with n
 // members, or an error if the monitor does not watch that group (the
-// caller then abstains). It does no I/O.
+// caller then abstains). It does no I/O: one pass under the read lock,
+// which also sets the verdict gauges.
 func (m *Monitor) Snapshot(epoch uint64, n int) ([]verdict.Verdict, error) {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.group.Epoch != epoch || len(m.obs) != n {
+	if !m.watching || m.epoch != epoch || len(m.sched.targets) != n {
+		defer m.mu.RUnlock()
 		return nil, fmt.Errorf("monitor watches epoch %d with %d executors, not epoch %d with %d",
-			m.group.Epoch, len(m.obs), epoch, n)
+			m.epoch, len(m.sched.targets), epoch, n)
 	}
 	now := m.now()
 	out := make([]verdict.Verdict, n)
-	for i, o := range m.obs {
+	var counts verdictCounts
+	for i, t := range m.sched.targets {
+		age := now.Sub(t.since)
 		switch {
-		case !o.set || now.Sub(o.at) > m.cfg.VerdictTTL:
+		case !t.set:
 			out[i] = verdict.Unknown
-		case o.ok:
+			counts.unknown++
+		case now.Sub(t.at) > m.cfg.VerdictTTL:
+			out[i] = verdict.Unknown
+			counts.stale++
+			age = now.Sub(t.at)
+		case t.ok:
 			out[i] = verdict.OK
+			counts.ok++
+			age = now.Sub(t.at)
 		default:
 			out[i] = verdict.Miss
+			counts.miss++
+			age = now.Sub(t.at)
 		}
+		counts.oldest = max(counts.oldest, age)
 	}
+	m.mu.RUnlock()
+	reportVerdicts(counts)
 	return out, nil
 }

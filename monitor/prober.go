@@ -16,6 +16,11 @@ import (
 // maxBody bounds what is read of a health response; the rest is dropped.
 const maxBody = 4 << 10
 
+// maxIdleConns bounds the kept-alive connections: one per executor host
+// that answers, so that probing 10,000 executors reuses connections
+// instead of dialling each time, and no more (each is a file descriptor).
+const maxIdleConns = 16384
+
 // ErrForbiddenAddress is returned for a target the monitor must not probe.
 var ErrForbiddenAddress = errors.New("address not allowed for probing")
 
@@ -37,11 +42,15 @@ func newProber(cfg Config) *prober {
 		},
 	}
 	transport := &http.Transport{
-		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
-		MaxIdleConns:           cfg.MaxConcurrency,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        30 * time.Second,
+		Proxy:       nil,
+		DialContext: dialer.DialContext,
+		// The pool holds at most one connection per host that answered
+		// (two when executors share a host), so about min(healthy
+		// members, maxIdleConns); a probe that times out closes its own.
+		MaxIdleConns:        maxIdleConns,
+		MaxIdleConnsPerHost: 2,
+		// Kept between two probes of the same executor.
+		IdleConnTimeout:        max(30*time.Second, 2*cfg.ProbeInterval+cfg.ProbeTimeout),
 		TLSHandshakeTimeout:    cfg.ProbeTimeout,
 		ResponseHeaderTimeout:  cfg.ProbeTimeout,
 		MaxResponseHeaderBytes: 16 << 10,
