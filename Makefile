@@ -113,10 +113,10 @@ fuzz:
 	rm -rf $$tmp
 
 # BenchmarkSelectionQuery runs on its own: one iteration is a block of 290
-# queries, and a fixed count keeps its 10,000-member ratios steady.
+# queries, and a fixed 100 blocks keeps its medians steady.
 bench:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkSelectionQuery$$' -benchmem ./x/inference/... ./abci/...
-	$(GO) test -run '^$$' -bench '^BenchmarkSelectionQuery$$' -benchtime 40x ./x/inference/keeper/
+	$(GO) test -run '^$$' -bench '^BenchmarkSelectionQuery$$' -benchtime 100x ./x/inference/keeper/
 
 localnet: build
 	bash scripts/localnet-run.sh

@@ -3,6 +3,7 @@ package keeper_test
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,8 +47,8 @@ func selectionNetwork(b *testing.B, n int, stage bool) (keeper.Keeper, sdk.Conte
 // per query:
 // old-* (reference), new-* (amortized over the block), new-*-first (the
 // block's first query, which builds the table: the worst case), and the
-// ratios health (new with / without the stage) and speedup (old / new,
-// with the stage).
+// ratios health (new with / without the stage, per block) and speedup
+// (old / new, with the stage); each the median over the blocks.
 func BenchmarkSelectionQuery(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
@@ -58,7 +59,9 @@ func BenchmarkSelectionQuery(b *testing.B) {
 			resp, err := qWith.GetRandomExecutor(ctxWith, &types.QueryGetRandomExecutorRequest{Model: "m"})
 			require.NoError(b, err)
 			require.Equal(b, uint32(n-n/10), resp.Candidates, "the health stage removes the excluded tenth")
-			var oldWith, oldWithout, newWith, newWithout, firstWith, firstWithout time.Duration
+			// Per-block samples; the machine is shared, so medians are reported
+			// (a block whose table build is preempted would swamp a mean).
+			var oldWith, oldWithout, newWith, newWithout, firstWith, firstWithout, healthRatio []float64
 			timed := func(f func() error) time.Duration {
 				start := time.Now()
 				err := f()
@@ -68,19 +71,20 @@ func BenchmarkSelectionQuery(b *testing.B) {
 				}
 				return d
 			}
+			ns := func(d time.Duration) float64 { return float64(d.Nanoseconds()) }
 			height, seed := int64(1), uint64(0)
-			blocks, oldBlocks := 0, 0
+			blocks := 0
 			for b.Loop() {
 				height++
 				blocks++
 				cw, cwo := ctxWith.WithBlockHeight(height), ctxWithout.WithBlockHeight(height)
 				if blocks%8 == 1 {
-					oldBlocks++
 					seed++
-					oldWith += timed(func() error { _, err := referenceQuery(cw, kWith, stage, height, "m", seed); return err })
-					oldWithout += timed(func() error { _, err := referenceQuery(cwo, kWithout, nil, height, "m", seed); return err })
+					oldWith = append(oldWith, ns(timed(func() error { _, err := referenceQuery(cw, kWith, stage, height, "m", seed); return err })))
+					oldWithout = append(oldWithout, ns(timed(func() error { _, err := referenceQuery(cwo, kWithout, nil, height, "m", seed); return err })))
 					runtime.GC() // the reference's garbage is not the query path's to collect
 				}
+				var with, without time.Duration
 				for i := range queriesPerBlock {
 					seed++
 					req := &types.QueryGetRandomExecutorRequest{Model: "m", Seed: seed}
@@ -92,23 +96,28 @@ func BenchmarkSelectionQuery(b *testing.B) {
 						dwo = timed(func() error { _, err := qWithout.GetRandomExecutor(cwo, req); return err })
 						dw = timed(func() error { _, err := qWith.GetRandomExecutor(cw, req); return err })
 					}
-					newWith, newWithout = newWith+dw, newWithout+dwo
+					with, without = with+dw, without+dwo
 					if i == 0 {
-						firstWith, firstWithout = firstWith+dw, firstWithout+dwo
+						firstWith, firstWithout = append(firstWith, ns(dw)), append(firstWithout, ns(dwo))
 					}
 				}
+				newWith, newWithout = append(newWith, ns(with)/queriesPerBlock), append(newWithout, ns(without)/queriesPerBlock)
+				healthRatio = append(healthRatio, float64(with)/float64(without))
 			}
-			perBlock := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(blocks) }
-			perQuery := func(d time.Duration) float64 { return perBlock(d) / queriesPerBlock }
-			perOld := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(oldBlocks) }
-			b.ReportMetric(perOld(oldWith), "old-with-ns/query")
-			b.ReportMetric(perOld(oldWithout), "old-without-ns/query")
-			b.ReportMetric(perQuery(newWith), "new-with-ns/query")
-			b.ReportMetric(perQuery(newWithout), "new-without-ns/query")
-			b.ReportMetric(perBlock(firstWith), "new-with-first-ns")
-			b.ReportMetric(perBlock(firstWithout), "new-without-first-ns")
-			b.ReportMetric(float64(newWith)/float64(newWithout), "health-ratio")
-			b.ReportMetric(perOld(oldWith)/perQuery(newWith), "speedup")
+			b.ReportMetric(median(oldWith), "old-with-ns/query")
+			b.ReportMetric(median(oldWithout), "old-without-ns/query")
+			b.ReportMetric(median(newWith), "new-with-ns/query")
+			b.ReportMetric(median(newWithout), "new-without-ns/query")
+			b.ReportMetric(median(firstWith), "new-with-first-ns")
+			b.ReportMetric(median(firstWithout), "new-without-first-ns")
+			b.ReportMetric(median(healthRatio), "health-ratio")
+			b.ReportMetric(median(oldWith)/median(newWith), "speedup")
 		})
 	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
