@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint bench localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint bench bench-unit bench-scale localnet demo localnet-stop clean help
 
 all: build
 
@@ -21,7 +21,7 @@ help:
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
 	@echo "make test-scale   the 1,000-executor scenario (tests/e2e/scale_test.go) after its 6-executor baseline"
-	@echo "make bench        benchmarks"
+	@echo "make bench        micro-benchmarks (make bench-unit), then the scale figures beside their baselines (make bench-scale)"
 	@echo "make sim          the outage simulator: prints its table, rewrites docs/simulation/ (table.md, outage.svg)"
 	@echo "make sim-sweep    the traffic trip-rule calibration table the defaults come from"
 	@echo "make localnet     build and run a 4-validator localnet with executors and load, show the breaker (Ctrl-C stops)"
@@ -120,8 +120,27 @@ fuzz:
 	done; \
 	rm -rf $$tmp
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./x/inference/... ./abci/...
+# make bench: the micro-benchmarks, then the scale figures of the budgets
+# (docs/architecture.md), each beside its baseline in the same run. The
+# scale benchmarks run on their own with a fixed count: one iteration of
+# BenchmarkSelectionQuery is a block of 290 queries, of BlockSizes the whole
+# size table, of AttestationBlock one block's attestation work.
+SCALE_BENCHES := SelectionQuery|BlockSizes|AttestationBlock|MonitorScale
+
+bench: bench-unit bench-scale
+
+bench-unit:
+	$(GO) test -run '^$$' -bench . -skip '^Benchmark($(SCALE_BENCHES))$$' -benchmem ./x/inference/... ./abci/... ./monitor/
+
+# About 6 minutes: sizes, attestation cost at 150 x {1,000; 10,000},
+# selection at {1,000; 10,000} members against the pre-table query, and the
+# monitor against 1,000 and 10,000 loopback executors before (efd442a) and
+# after the scheduler (scripts/bench-monitor.sh).
+bench-scale:
+	$(GO) test -run '^$$' -bench '^BenchmarkBlockSizes$$' -benchtime 1x ./abci/proposals/
+	$(GO) test -run '^$$' -bench '^BenchmarkAttestationBlock$$' -benchtime 40x ./abci/preblock/
+	$(GO) test -run '^$$' -bench '^BenchmarkSelectionQuery$$' -benchtime 100x ./x/inference/keeper/
+	bash scripts/bench-monitor.sh
 
 localnet: build
 	bash scripts/localnet-run.sh

@@ -77,3 +77,10 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 		}
 	}
 }
+
+// metricNames is every metric of metrics.go, for the README check.
+var metricNames = []string{
+	metricProbesOK, metricProbesMiss, metricProbeLatency, metricInFlight, metricScheduleLag,
+	metricMembers, metricCapacity, metricCapacityWorst,
+	metricVerdictsFresh, metricVerdictsOK, metricVerdictsMiss, metricVerdictsStale, metricVerdictsNone, metricOldestVerdict,
+}

@@ -33,13 +33,6 @@ const (
 	metricOldestVerdict = "oldest_verdict_age_seconds" // gauge: age of the oldest verdict, or of the wait for a first one
 )
 
-// metricNames is every metric above, for the README check.
-var metricNames = []string{
-	metricProbesOK, metricProbesMiss, metricProbeLatency, metricInFlight, metricScheduleLag,
-	metricMembers, metricCapacity, metricCapacityWorst,
-	metricVerdictsFresh, metricVerdictsOK, metricVerdictsMiss, metricVerdictsStale, metricVerdictsNone, metricOldestVerdict,
-}
-
 func reportProbe(ok bool, start time.Time) {
 	if ok {
 		telemetry.IncrCounter(1, MetricKey(metricProbesOK)...)

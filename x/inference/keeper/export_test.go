@@ -20,3 +20,12 @@ func (k Keeper) QueueTrafficSample(ctx context.Context, inf types.Inference, mis
 func (k Keeper) RestoreHealth(ctx context.Context, h types.ExecutorHealth) error {
 	return k.health.Restore(ctx, h)
 }
+
+// ForgetRouteTables drops the query path's route tables. The fixture's
+// draws read the state so far in the block, which a node's queries never
+// see (they read a committed height), so each draw starts afresh.
+func (k Keeper) ForgetRouteTables() { k.seams.routes.Clear() }
+
+// RouteTablesKept is how many committed heights the query path holds a
+// route table for (a table that failed to build is not kept).
+func (k Keeper) RouteTablesKept() int { return k.seams.routes.Len() }

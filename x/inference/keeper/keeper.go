@@ -15,6 +15,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/health"
+	"github.com/inferenced/inferenced/x/inference/routecache"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -25,6 +26,9 @@ type Keeper struct {
 	authority    string
 	// bank moves transfer-agent bonds into and out of the module account.
 	bank types.BankKeeper
+	// storeService opens the module store; the query path's route tables
+	// read stored bytes through it (collections read everything else).
+	storeService corestore.KVStoreService
 
 	// seams is shared by every copy of the keeper (the module and the
 	// servers hold copies), so hooks set at wiring reach all of them.
@@ -69,6 +73,12 @@ type Keeper struct {
 type seams struct {
 	hooks  types.InferenceHooks
 	health HealthStage
+	// stageGeneration counts SetHealthStage calls: a route table built
+	// with one stage is never served under another.
+	stageGeneration uint64
+	// routes are the query path's route tables by committed height
+	// (RandomExecutorCommitted); node-local memory, never state.
+	routes *routecache.Cache[*routeTable]
 }
 
 // NewKeeper builds the keeper. authority is the only address allowed to
@@ -89,7 +99,8 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		addressCodec:     addressCodec,
 		authority:        authority,
 		bank:             bank,
-		seams:            &seams{},
+		storeService:     storeService,
+		seams:            &seams{routes: routecache.New[*routeTable](routeTableHeights)},
 		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
 		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
 		ParticipantCount: collections.NewItem(sb, types.ParticipantCountKey, "participant_count", collections.Uint64Value),
@@ -135,4 +146,5 @@ func (k Keeper) SetHooks(h types.InferenceHooks) error {
 // which is the circuit breaker unless replaced (tests use their own).
 func (k Keeper) SetHealthStage(h HealthStage) {
 	k.seams.health = h
+	k.seams.stageGeneration++
 }

@@ -119,9 +119,10 @@ func (q queryServer) GetRandomExecutor(ctx context.Context, req *types.QueryGetR
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	// A query reads the last committed block; the start it informs executes
-	// in the next one, so the stages are evaluated as of that block.
-	next := sdk.UnwrapSDKContext(ctx).BlockHeight() + 1
-	d, err := q.k.RandomExecutor(ctx, req.Model, req.Seed, next)
+	// in the next one, so the stages are evaluated as of that block. The
+	// query context reads exactly the committed state of its height, which
+	// is what lets the route table be kept per height.
+	d, err := q.k.RandomExecutorCommitted(ctx, req.Model, req.Seed, sdk.UnwrapSDKContext(ctx).BlockHeight())
 	if err != nil {
 		return nil, grpcError(err)
 	}

@@ -19,7 +19,10 @@ import (
 // weight. It is the only stage the all-filtered-out fallback undoes.
 type HealthStage interface {
 	// Filter returns the admitted candidates, possibly with lower weights,
-	// as of the block at height.
+	// as of the block at height. It must be a function of the state ctx
+	// reads and of height only: the query path keeps its answer per
+	// committed height (a stage whose rule changes must be installed again
+	// with SetHealthStage).
 	Filter(ctx context.Context, height int64, pool []types.Candidate) ([]types.Candidate, error)
 	// CheckStart refuses an inference start for model on an executor the
 	// stage forbids, with an error wrapping types.ErrExecutorNotRoutable;
@@ -61,19 +64,29 @@ func (k Keeper) loadRouteContext(ctx context.Context, height int64) (routeContex
 // admit runs the model -> status -> PoC stages on one member and says why it
 // is refused. Selection and enforcement share it, so they cannot disagree.
 func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember, model string) error {
+	return admitMember(rc, m, model, func(m types.EpochMember) (types.ParticipantStatus, error) {
+		return k.memberStatus(ctx, m)
+	})
+}
+
+// statusReader returns an epoch member's participant status; any error is
+// a store or state fault.
+type statusReader func(types.EpochMember) (types.ParticipantStatus, error)
+
+// admitMember is the admission rule, with the member's status read by
+// status only once the model check has passed (a member that does not serve
+// the model is refused without a read). It is the one rule: admit, the
+// consensus path, and the query path's route table both call it.
+func admitMember(rc routeContext, m types.EpochMember, model string, status statusReader) error {
 	if _, served := slices.BinarySearch(m.Models, model); !served {
 		return refuse("executor %s does not serve model %q in this epoch", m.Address, model)
 	}
-	addr, err := k.addressCodec.StringToBytes(m.Address)
+	s, err := status(m)
 	if err != nil {
-		return fmt.Errorf("epoch member address %q: %w", m.Address, err)
+		return err
 	}
-	p, err := k.Participants.Get(ctx, addr)
-	if err != nil {
-		return fmt.Errorf("executor %s: %w", m.Address, err)
-	}
-	if p.Status != types.PARTICIPANT_STATUS_ACTIVE {
-		return refuse("executor %s is %s", m.Address, p.Status)
+	if s != types.PARTICIPANT_STATUS_ACTIVE {
+		return refuse("executor %s is %s", m.Address, s)
 	}
 	if m.Weight == 0 {
 		return refuse("executor %s has weight 0 in this epoch", m.Address)
@@ -82,6 +95,19 @@ func (k Keeper) admit(ctx context.Context, rc routeContext, m types.EpochMember,
 		return refuse("executor %s does not serve during the PoC phase", m.Address)
 	}
 	return nil
+}
+
+// memberStatus reads a member's participant record for its status.
+func (k Keeper) memberStatus(ctx context.Context, m types.EpochMember) (types.ParticipantStatus, error) {
+	addr, err := k.addressCodec.StringToBytes(m.Address)
+	if err != nil {
+		return 0, fmt.Errorf("epoch member address %q: %w", m.Address, err)
+	}
+	p, err := k.Participants.Get(ctx, addr)
+	if err != nil {
+		return 0, fmt.Errorf("executor %s: %w", m.Address, err)
+	}
+	return p.Status, nil
 }
 
 // Selection is the outcome of the filter chain for a model.
@@ -104,9 +130,10 @@ func (k Keeper) Candidates(ctx context.Context, model string, height int64) (Sel
 	if err != nil {
 		return Selection{}, err
 	}
+	status := func(m types.EpochMember) (types.ParticipantStatus, error) { return k.memberStatus(ctx, m) }
 	var pool []types.Candidate
 	err = k.EpochMembers.Walk(ctx, nil, func(_ uint32, m types.EpochMember) (bool, error) {
-		switch err := k.admit(ctx, rc, m, model); {
+		switch err := admitMember(rc, m, model, status); {
 		case err == nil:
 			pool = append(pool, types.Candidate{Member: m, Weight: m.Weight})
 		case !isRefusal(err):
@@ -115,15 +142,27 @@ func (k Keeper) Candidates(ctx context.Context, model string, height int64) (Sel
 		return false, nil
 	})
 	if err != nil {
-		return Selection{}, fmt.Errorf("walk epoch group: %w", err)
+		return Selection{}, walkGroupError(err)
 	}
+	return applyHealthStage(ctx, k.seams.health, model, height, pool)
+}
+
+func walkGroupError(err error) error { return fmt.Errorf("walk epoch group: %w", err) }
+
+func noExecutor(model string) error {
+	return errorsmod.Wrapf(types.ErrNoExecutor, "no active executor with positive weight serves model %q now", model)
+}
+
+// applyHealthStage runs the health stage (none if stage is nil) on the
+// admitted pool and applies the fallback.
+func applyHealthStage(ctx context.Context, stage HealthStage, model string, height int64, pool []types.Candidate) (Selection, error) {
 	if len(pool) == 0 {
-		return Selection{}, errorsmod.Wrapf(types.ErrNoExecutor, "no active executor with positive weight serves model %q now", model)
+		return Selection{}, noExecutor(model)
 	}
-	if k.seams.health == nil {
+	if stage == nil {
 		return Selection{Pool: pool}, nil
 	}
-	healthy, err := k.seams.health.Filter(ctx, height, slices.Clone(pool))
+	healthy, err := stage.Filter(ctx, height, slices.Clone(pool))
 	if err != nil {
 		return Selection{}, fmt.Errorf("health stage: %w", err)
 	}
@@ -151,10 +190,19 @@ func (k Keeper) RandomExecutor(ctx context.Context, model string, seed uint64, h
 	if err != nil {
 		return Draw{}, err
 	}
-	weights := make([]uint64, len(sel.Pool))
-	for i, c := range sel.Pool {
+	return drawFrom(sel, poolWeights(sel.Pool), seed)
+}
+
+func poolWeights(pool []types.Candidate) []uint64 {
+	weights := make([]uint64, len(pool))
+	for i, c := range pool {
 		weights[i] = c.Weight
 	}
+	return weights
+}
+
+// drawFrom draws from sel, whose candidates' weights are weights.
+func drawFrom(sel Selection, weights []uint64, seed uint64) (Draw, error) {
 	total, err := lottery.Total(weights)
 	if err != nil {
 		return Draw{}, errorsmod.Wrap(types.ErrNoExecutor, err.Error())

@@ -237,7 +237,10 @@ func (f *fixture) group() types.EpochGroup {
 	return g
 }
 
+// draw queries GetRandomExecutor on the state so far in the current block
+// (a node's query reads the last committed block instead).
 func (f *fixture) draw(model string, seed uint64) (*types.QueryGetRandomExecutorResponse, error) {
+	f.k.ForgetRouteTables()
 	return f.query.GetRandomExecutor(f.ctx, &types.QueryGetRandomExecutorRequest{Model: model, Seed: seed})
 }
 

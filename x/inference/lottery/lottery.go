@@ -86,3 +86,52 @@ func draw64(seed, counter uint64) uint64 {
 	sum := sha256.Sum256(buf[:])
 	return binary.BigEndian.Uint64(sum[:8])
 }
+
+// Table is a list of weights prepared for many draws: each Draw is a binary
+// search over the running totals instead of a pass over the weights. It
+// draws exactly the index Draw draws for the same weights and seed.
+type Table struct {
+	// cumulative[i] is the sum of weights[0..i].
+	cumulative []uint64
+}
+
+// NewTable prepares weights, failing as Draw would on them.
+func NewTable(weights []uint64) (Table, error) {
+	if len(weights) == 0 {
+		return Table{}, ErrEmpty
+	}
+	cumulative := make([]uint64, len(weights))
+	var total uint64
+	for i, w := range weights {
+		sum, carry := bits.Add64(total, w, 0)
+		if carry != 0 {
+			return Table{}, ErrOverflow
+		}
+		total = sum
+		cumulative[i] = total
+	}
+	if total == 0 {
+		return Table{}, ErrZeroWeight
+	}
+	return Table{cumulative: cumulative}, nil
+}
+
+// Total is the sum of the weights.
+func (t Table) Total() uint64 { return t.cumulative[len(t.cumulative)-1] }
+
+// Draw picks index i with probability weights[i]/Total(): the first index
+// whose running total exceeds the ticket, which is where Draw's subtraction
+// walk stops.
+func (t Table) Draw(seed uint64) int {
+	ticket := uniform(seed, t.Total())
+	lo, hi := 0, len(t.cumulative)-1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if t.cumulative[mid] > ticket {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}

@@ -126,3 +126,52 @@ func BenchmarkDraw1000(b *testing.B) {
 		}
 	}
 }
+
+// TestTableDrawsWhatDrawDraws: over random weight lists (zeros, huge values,
+// single entries) and many seeds, Table.Draw gives Draw's index and
+// NewTable fails exactly where Draw does.
+func TestTableDrawsWhatDrawDraws(t *testing.T) {
+	lists := [][]uint64{{}, {0}, {0, 0}, {7}, {0, 5, 0}, {math.MaxUint64, 1}, {math.MaxUint64 / 2, math.MaxUint64 / 2, 1}}
+	state := uint64(12)
+	next := func() uint64 { // xorshift: deterministic, no math/rand
+		state ^= state << 13
+		state ^= state >> 7
+		state ^= state << 17
+		return state
+	}
+	for range 300 {
+		w := make([]uint64, 1+next()%40)
+		for i := range w {
+			switch next() % 4 {
+			case 0:
+				w[i] = 0
+			case 1:
+				w[i] = next() >> 20
+			default:
+				w[i] = next() % 1000
+			}
+		}
+		lists = append(lists, w)
+	}
+	for _, w := range lists {
+		table, tableErr := NewTable(w)
+		for seed := uint64(0); seed < 50; seed++ {
+			want, err := Draw(w, seed)
+			if !errors.Is(tableErr, err) || (err != nil) != (tableErr != nil) {
+				t.Fatalf("weights %v: NewTable error %v, Draw error %v", w, tableErr, err)
+			}
+			if err != nil {
+				break
+			}
+			if got := table.Draw(seed); got != want {
+				t.Fatalf("weights %v seed %d: table drew %d, Draw %d", w, seed, got, want)
+			}
+		}
+		if tableErr == nil {
+			total, _ := Total(w)
+			if table.Total() != total {
+				t.Fatalf("weights %v: total %d, want %d", w, table.Total(), total)
+			}
+		}
+	}
+}

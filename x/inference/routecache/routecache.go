@@ -1,0 +1,195 @@
+// Package routecache keeps values derived from one committed block of the
+// chain, for the query path only. The committed state of a height never
+// changes, so a value computed from it and keyed by that height can never be
+// stale; a generation number in the key covers what is not state (the
+// keeper's health stage, replaced in tests).
+//
+// It is node-local memory, never consensus state: nothing here may decide
+// what a block does. A Cache holds at most a fixed number of heights and
+// prefers the highest ones, so queries at old heights cannot evict the tip.
+package routecache
+
+import "sync"
+
+// Key names one committed height under one generation of everything else
+// the value depends on.
+type Key struct {
+	Height     int64
+	Generation uint64
+}
+
+// Cache maps a Key to a value built once for it. It is safe for concurrent
+// use: callers asking for a key being built wait for that build.
+type Cache[V any] struct {
+	mu    sync.Mutex
+	max   int
+	slots []*slot[V]
+}
+
+type slot[V any] struct {
+	key  Key
+	done chan struct{}
+	val  V
+	ok   bool
+}
+
+// New returns a cache of at most maxKeys values (at least one).
+func New[V any](maxKeys int) *Cache[V] {
+	return &Cache[V]{max: max(maxKeys, 1)}
+}
+
+// Get returns the value kept for key, or builds it. build is given the
+// value of the highest height already built, if any (of any generation), to
+// reuse what it can; what it takes from it must be checked against the new
+// height's state. A build that fails (error or panic) is not kept: its
+// waiters build again with their own call. When the cache is full and key
+// is below every height kept, the value is built and returned but not kept.
+func (c *Cache[V]) Get(key Key, build func(base V, ok bool) (V, error)) (V, error) {
+	for {
+		c.mu.Lock()
+		if s := c.find(key); s != nil {
+			c.mu.Unlock()
+			<-s.done
+			if s.ok {
+				return s.val, nil
+			}
+			continue
+		}
+		base, ok := c.highestBuilt()
+		s := &slot[V]{key: key, done: make(chan struct{})}
+		kept := c.insert(s)
+		c.mu.Unlock()
+		if !kept {
+			return build(base, ok)
+		}
+		return c.fill(s, func() (V, error) { return build(base, ok) })
+	}
+}
+
+// Len is the number of values kept or being built.
+func (c *Cache[V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.slots)
+}
+
+func (c *Cache[V]) fill(s *slot[V], build func() (V, error)) (V, error) {
+	defer func() {
+		if !s.ok {
+			c.mu.Lock()
+			c.remove(s)
+			c.mu.Unlock()
+		}
+		close(s.done)
+	}()
+	v, err := build()
+	if err != nil {
+		return v, err
+	}
+	s.val, s.ok = v, true
+	return v, nil
+}
+
+// highestBuilt is the value of the highest height whose build has
+// finished well; the closed channel orders its writes before this read.
+func (c *Cache[V]) highestBuilt() (V, bool) {
+	var best *slot[V]
+	for _, s := range c.slots {
+		select {
+		case <-s.done:
+			if s.ok && (best == nil || s.key.Height > best.key.Height) {
+				best = s
+			}
+		default:
+		}
+	}
+	if best == nil {
+		var zero V
+		return zero, false
+	}
+	return best.val, true
+}
+
+func (c *Cache[V]) find(key Key) *slot[V] {
+	for _, s := range c.slots {
+		if s.key == key {
+			return s
+		}
+	}
+	return nil
+}
+
+// insert adds s, evicting the lowest height when full; it refuses s when
+// full and s is not above that lowest height.
+func (c *Cache[V]) insert(s *slot[V]) bool {
+	if len(c.slots) >= c.max {
+		lowest := 0
+		for i, o := range c.slots {
+			if o.key.Height < c.slots[lowest].key.Height {
+				lowest = i
+			}
+		}
+		if s.key.Height <= c.slots[lowest].key.Height {
+			return false
+		}
+		c.slots = append(c.slots[:lowest], c.slots[lowest+1:]...)
+	}
+	c.slots = append(c.slots, s)
+	return true
+}
+
+func (c *Cache[V]) remove(s *slot[V]) {
+	for i, o := range c.slots {
+		if o == s {
+			c.slots = append(c.slots[:i], c.slots[i+1:]...)
+			return
+		}
+	}
+}
+
+// Memo holds values computed at most once per key (up to a bound), safe for
+// concurrent use. Two callers racing on a new key may both compute it; the
+// first result stored is the one every later caller gets, so compute must
+// be a pure function of the key.
+type Memo[K comparable, V any] struct {
+	mu  sync.Mutex
+	max int
+	m   map[K]V
+}
+
+// NewMemo returns a memo of at most maxKeys values; keys beyond it are
+// computed on every call.
+func NewMemo[K comparable, V any](maxKeys int) *Memo[K, V] {
+	return &Memo[K, V]{max: maxKeys, m: make(map[K]V)}
+}
+
+// Get returns the value for key, computing it if absent. An error is
+// returned and not kept.
+func (m *Memo[K, V]) Get(key K, compute func() (V, error)) (V, error) {
+	m.mu.Lock()
+	v, ok := m.m[key]
+	m.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := compute()
+	if err != nil {
+		return v, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if kept, ok := m.m[key]; ok {
+		return kept, nil
+	}
+	if len(m.m) < m.max {
+		m.m[key] = v
+	}
+	return v, nil
+}
+
+// Clear drops every value kept; builds under way finish for their callers.
+func (c *Cache[V]) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.slots = nil
+}
