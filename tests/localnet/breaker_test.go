@@ -20,6 +20,9 @@ import (
 // dark, the misses of requests already in flight would otherwise make the
 // SPRT take the executor out for the rest of the epoch, as it should, and
 // there would be no recovery to show.
+// maxBlocksToTrafficExclusion bounds dark-to-EXCLUDED on traffic alone.
+const maxBlocksToTrafficExclusion = 30
+
 func TestLocalnetBreakerTimeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network; run without -short")
@@ -84,8 +87,14 @@ func TestLocalnetBreakerTimeline(t *testing.T) {
 	if healthy.Reason != ln.ProbeSucceeded {
 		t.Errorf("restored by %s, want a probe success", healthy.Reason)
 	}
-	if E-darkAt > 20 {
-		t.Errorf("excluded %d blocks after going dark", E-darkAt)
+	// The traffic rule (24 / 12 / 26% / 8 in a row, issue 11) needs about
+	// eight corroborated misses; at 4 requests a block over 4 executors
+	// exec1 gets about one a block, expiring 3 blocks later, so exclusion
+	// comes 8-24 blocks after dark (nine runs on a loaded 2-core machine,
+	// where the driver falls behind). The attested path's 3-block bound is
+	// tests/e2e's.
+	if E-darkAt > maxBlocksToTrafficExclusion {
+		t.Errorf("excluded %d blocks after going dark, more than %d", E-darkAt, maxBlocksToTrafficExclusion)
 	}
 	if P != 0 && P < E+ln.Atoi(t, excluded.CooldownBlocks) {
 		t.Errorf("PROBE at %d before the cooldown ended at %s", P, excluded.EligibleHeight)
