@@ -80,7 +80,7 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 
 // metricNames is every metric of metrics.go, for the README check.
 var metricNames = []string{
-	metricProbesOK, metricProbesMiss, metricProbeLatency, metricInFlight, metricScheduleLag,
+	MetricProbesOK, MetricProbesMiss, metricProbeLatency, metricInFlight, metricScheduleLag,
 	metricMembers, metricCapacity, metricCapacityWorst,
 	metricVerdictsFresh, metricVerdictsOK, metricVerdictsMiss, metricVerdictsStale, metricVerdictsNone, metricOldestVerdict,
 }

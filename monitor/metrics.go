@@ -15,10 +15,11 @@ func MetricKey(name ...string) []string {
 }
 
 // The monitor's metrics, each written once here and listed in README.md
-// (TestReadmeListsEveryMetric).
+// (TestReadmeListsEveryMetric). The probe counters are exported for tools
+// that read a node's metrics (the localnet harness's probes/s).
 const (
-	metricProbesOK      = "probes_ok"                  // counter: probes answered 200 in time
-	metricProbesMiss    = "probes_miss"                // counter: probes that failed, timed out or answered otherwise
+	MetricProbesOK      = "probes_ok"                  // counter: probes answered 200 in time
+	MetricProbesMiss    = "probes_miss"                // counter: probes that failed, timed out or answered otherwise
 	metricProbeLatency  = "probe_latency"              // summary (ms): probe duration, hung ones included
 	metricInFlight      = "probes_in_flight"           // gauge: probes running
 	metricScheduleLag   = "schedule_lag_seconds"       // gauge: how long the most overdue executor waits for a slot
@@ -35,9 +36,9 @@ const (
 
 func reportProbe(ok bool, start time.Time) {
 	if ok {
-		telemetry.IncrCounter(1, MetricKey(metricProbesOK)...)
+		telemetry.IncrCounter(1, MetricKey(MetricProbesOK)...)
 	} else {
-		telemetry.IncrCounter(1, MetricKey(metricProbesMiss)...)
+		telemetry.IncrCounter(1, MetricKey(MetricProbesMiss)...)
 	}
 	telemetry.MeasureSince(start, MetricKey(metricProbeLatency)...)
 }

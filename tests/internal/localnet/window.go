@@ -10,7 +10,7 @@ import (
 // ProbeMetrics are the app metrics counting the health monitor's probes,
 // as the app's Prometheus endpoint names them (monitor.MetricKey's keys
 // joined by "_", as go-metrics does).
-var ProbeMetrics = []string{metricName(monitor.MetricKey("probes_ok")), metricName(monitor.MetricKey("probes_miss"))}
+var ProbeMetrics = []string{metricName(monitor.MetricKey(monitor.MetricProbesOK)), metricName(monitor.MetricKey(monitor.MetricProbesMiss))}
 
 func metricName(key []string) string { return strings.Join(key, "_") }
 
