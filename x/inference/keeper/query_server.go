@@ -3,6 +3,7 @@ package keeper
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"cosmossdk.io/collections"
 
@@ -126,8 +127,12 @@ func (q queryServer) GetRandomExecutor(ctx context.Context, req *types.QueryGetR
 	if err != nil {
 		return nil, grpcError(err)
 	}
+	// The member is the route table's, shared by every query at this
+	// height: the response gets its own copy of the models.
+	executor := d.Picked.Member
+	executor.Models = slices.Clone(executor.Models)
 	return &types.QueryGetRandomExecutorResponse{
-		Executor: d.Picked.Member, Candidates: uint32(d.Candidates), TotalWeight: d.TotalWeight,
+		Executor: executor, Candidates: uint32(d.Candidates), TotalWeight: d.TotalWeight,
 		HealthFallback: d.Fallback, Probe: d.Picked.Probe,
 	}, nil
 }

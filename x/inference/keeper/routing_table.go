@@ -10,6 +10,8 @@ import (
 	errorsmod "cosmossdk.io/errors"
 	storetypes "cosmossdk.io/store/types"
 
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
 	"github.com/inferenced/inferenced/x/inference/lottery"
 	"github.com/inferenced/inferenced/x/inference/routecache"
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -192,13 +194,18 @@ func (k Keeper) RandomExecutorCommitted(ctx context.Context, model string, seed 
 		return k.RandomExecutor(ctx, model, seed, next)
 	}
 	stage, generation := k.seams.health, k.seams.stageGeneration
+	// The table serves every query at this height, so no one query pays for
+	// it: it is read on a meter of its own, without a limit (a build is at
+	// most one per kept height, bounded by the group and the registry), and
+	// a query-gas-limit the per-member path fits keeps being answered.
+	shared := sdk.UnwrapSDKContext(ctx).WithGasMeter(storetypes.NewInfiniteGasMeter())
 	t, err := k.seams.routes.Get(routecache.Key{Height: committed, Generation: generation}, func(base *routeTable, _ bool) (*routeTable, error) {
-		return k.buildRouteTable(ctx, next, base)
+		return k.buildRouteTable(shared, next, base)
 	})
-	if err != nil {
+	if err != nil { // a fault, or a height too old to keep: the per-member path on the caller's meter
 		return k.RandomExecutor(ctx, model, seed, next)
 	}
-	r, err := t.route(ctx, k, stage, model)
+	r, err := t.route(shared, k, stage, model)
 	if err != nil {
 		return k.RandomExecutor(ctx, model, seed, next)
 	}

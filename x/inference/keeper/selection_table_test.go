@@ -1,6 +1,7 @@
 package keeper_test
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/status"
+
+	storetypes "cosmossdk.io/store/types"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
@@ -319,4 +322,61 @@ func TestRouteTableFollowsCommittedBlocks(t *testing.T) {
 	require.Len(t, f.group().Members, 7, "the late registration joined at a boundary")
 	t.Logf("the pool changed at %d of 120 heights", changed)
 	require.Greater(t, changed, 20, "the breaker changed the pool between blocks often enough to test the tables")
+}
+
+// dropFirst is a health stage that removes the first candidate.
+type dropFirst struct{}
+
+func (dropFirst) Filter(_ context.Context, _ int64, pool []types.Candidate) ([]types.Candidate, error) {
+	if len(pool) == 0 {
+		return pool, nil
+	}
+	return pool[1:], nil
+}
+
+func (dropFirst) CheckStart(context.Context, sdk.AccAddress, string) error { return nil }
+
+// TestRouteTableFollowsTheHealthStage: a table built under one stage is
+// never served under another at the same height (the generation in its key).
+func TestRouteTableFollowsTheHealthStage(t *testing.T) {
+	s := selState{pocBlocks: 5, enforce: true, epochStart: 5, members: []types.EpochMember{
+		member(t, 0, 10, true, "a"), member(t, 1, 20, true, "a"), member(t, 2, 30, true, "a"),
+	}, statuses: active(3), noRecord: make([]bool, 3), stage: true}
+	k, ctx := s.load(t)
+	q := keeper.NewQueryServerImpl(k)
+	c := ctx.WithBlockHeight(20)
+	for i, stage := range []keeper.HealthStage{keeper.DefaultHealthStage(k), dropFirst{}} {
+		if i > 0 {
+			k.SetHealthStage(stage)
+		}
+		for seed := range uint64(30) {
+			want, wantErr := referenceQuery(c, k, stage, 20, "a", seed)
+			require.NoError(t, wantErr)
+			got, err := q.GetRandomExecutor(c, &types.QueryGetRandomExecutorRequest{Model: "a", Seed: seed})
+			require.NoError(t, err)
+			require.Equal(t, want, got, "stage %d, seed %d", i, seed)
+		}
+	}
+}
+
+// TestRouteTableUnderAQueryGasLimit: a node's query-gas-limit that the
+// per-member path fits keeps GetRandomExecutor answering, though the first
+// query of a height builds the table (which reads every participant).
+func TestRouteTableUnderAQueryGasLimit(t *testing.T) {
+	s := selState{pocBlocks: 5, enforce: true, epochStart: 5, members: []types.EpochMember{
+		member(t, 0, 10, true, "a"), member(t, 1, 20, true, "a"),
+	}, statuses: active(2), noRecord: make([]bool, 2), extra: 300, stage: true}
+	k, ctx := s.load(t)
+	stage := s.stageOf(k)
+	q := keeper.NewQueryServerImpl(k)
+	metered := ctx.WithBlockHeight(20).WithGasMeter(storetypes.NewInfiniteGasMeter())
+	want, err := referenceQuery(metered, k, stage, 20, "a", 7)
+	require.NoError(t, err)
+	limit := 2 * metered.GasMeter().GasConsumed()
+	for h := int64(20); h < 23; h++ {
+		c := ctx.WithBlockHeight(h).WithGasMeter(storetypes.NewGasMeter(limit))
+		got, err := q.GetRandomExecutor(c, &types.QueryGetRandomExecutorRequest{Model: "a", Seed: 7})
+		require.NoError(t, err, "height %d", h)
+		require.Equal(t, want, got, "height %d", h)
+	}
 }

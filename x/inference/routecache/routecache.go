@@ -9,7 +9,14 @@
 // prefers the highest ones, so queries at old heights cannot evict the tip.
 package routecache
 
-import "sync"
+import (
+	"errors"
+	"sync"
+)
+
+// ErrNotKept: the key is below every height kept while the cache is full,
+// so nothing is built for it; the caller answers another way.
+var ErrNotKept = errors.New("height not kept")
 
 // Key names one committed height under one generation of everything else
 // the value depends on.
@@ -31,6 +38,7 @@ type slot[V any] struct {
 	done chan struct{}
 	val  V
 	ok   bool
+	err  error // the build's failure, given to its waiters
 }
 
 // New returns a cache of at most maxKeys values (at least one).
@@ -41,30 +49,35 @@ func New[V any](maxKeys int) *Cache[V] {
 // Get returns the value kept for key, or builds it. build is given the
 // value of the highest height already built, if any (of any generation), to
 // reuse what it can; what it takes from it must be checked against the new
-// height's state. A build that fails (error or panic) is not kept: its
-// waiters build again with their own call. When the cache is full and key
-// is below every height kept, the value is built and returned but not kept.
+// height's state. A build that fails (error or panic) is not kept, and its
+// failure is what the callers waiting on it get (each then answers its own
+// way, at once, instead of building again one after another). When the
+// cache is full and key is below every height kept, nothing is built:
+// ErrNotKept.
 func (c *Cache[V]) Get(key Key, build func(base V, ok bool) (V, error)) (V, error) {
-	for {
-		c.mu.Lock()
-		if s := c.find(key); s != nil {
-			c.mu.Unlock()
-			<-s.done
-			if s.ok {
-				return s.val, nil
-			}
-			continue
-		}
-		base, ok := c.highestBuilt()
-		s := &slot[V]{key: key, done: make(chan struct{})}
-		kept := c.insert(s)
+	c.mu.Lock()
+	if s := c.find(key); s != nil {
 		c.mu.Unlock()
-		if !kept {
-			return build(base, ok)
+		<-s.done
+		if s.ok {
+			return s.val, nil
 		}
-		return c.fill(s, func() (V, error) { return build(base, ok) })
+		var zero V
+		return zero, s.err
 	}
+	base, ok := c.highestBuilt()
+	s := &slot[V]{key: key, done: make(chan struct{}), err: errBuildPanicked}
+	kept := c.insert(s)
+	c.mu.Unlock()
+	if !kept {
+		var zero V
+		return zero, ErrNotKept
+	}
+	return c.fill(s, func() (V, error) { return build(base, ok) })
 }
+
+// errBuildPanicked is what waiters get when the build they wait on panicked.
+var errBuildPanicked = errors.New("route table build panicked")
 
 // Len is the number of values kept or being built.
 func (c *Cache[V]) Len() int {
@@ -84,9 +97,10 @@ func (c *Cache[V]) fill(s *slot[V], build func() (V, error)) (V, error) {
 	}()
 	v, err := build()
 	if err != nil {
+		s.err = err
 		return v, err
 	}
-	s.val, s.ok = v, true
+	s.val, s.ok, s.err = v, true, nil
 	return v, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func key(h int64) Key { return Key{Height: h} }
@@ -43,15 +44,15 @@ func TestCacheOldHeightsCannotEvictTheTip(t *testing.T) {
 	}
 	mustGet(10, 10)
 	mustGet(11, 11)
-	if got := mustGet(3, 3); got != 3 || c.Len() != 2 {
-		t.Fatalf("old height: got %d with %d kept", got, c.Len())
+	if _, err := c.Get(key(3), value(3)); !errors.Is(err, ErrNotKept) || c.Len() != 2 {
+		t.Fatalf("old height: %v with %d kept", err, c.Len())
 	}
 	if got := mustGet(10, -1); got != 10 {
 		t.Fatalf("the tip was evicted by an old height: got %d", got)
 	}
 	mustGet(12, 12) // evicts 10, the lowest
-	if got := mustGet(10, -10); got != -10 {
-		t.Fatalf("10 should have been evicted, got %d", got)
+	if _, err := c.Get(key(10), value(-10)); !errors.Is(err, ErrNotKept) {
+		t.Fatalf("10 should have been evicted and now be below the kept: %v", err)
 	}
 }
 
@@ -71,6 +72,47 @@ func TestCacheFailedBuildIsNotKept(t *testing.T) {
 	}
 	if v, err := c.Get(key(1), value(7)); err != nil || v != 7 {
 		t.Fatalf("rebuild after failures: %d, %v", v, err)
+	}
+}
+
+// TestCacheWaitersShareAFailure: callers waiting on a build that fails get
+// its failure at once; they do not rebuild one after another (a repeatable
+// fault would otherwise cost one build per waiter, in series).
+func TestCacheWaitersShareAFailure(t *testing.T) {
+	c := New[int](4)
+	var builds, entered atomic.Int32
+	release := make(chan struct{})
+	fault := errors.New("store fault")
+	build := func(int, bool) (int, error) {
+		if builds.Add(1) > 1 {
+			return 42, nil // a rebuild would succeed: waiters must not get here
+		}
+		<-release
+		return 0, fault
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entered.Add(1)
+			_, errs[i] = c.Get(key(9), build)
+		}()
+	}
+	for builds.Load() == 0 || entered.Load() < int32(len(errs)) {
+		runtime.Gosched()
+	}
+	time.Sleep(20 * time.Millisecond) // let every caller reach the slot
+	close(release)
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, fault) {
+			t.Fatalf("caller %d: %v, want the build's failure", i, err)
+		}
+	}
+	if n := builds.Load(); n != 1 || c.Len() != 0 {
+		t.Fatalf("%d builds, %d kept", n, c.Len())
 	}
 }
 
