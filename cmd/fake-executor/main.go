@@ -41,6 +41,7 @@ func run(args []string) error {
 	latency := fs.Duration("latency", 50*time.Millisecond, "simulated inference latency")
 	failPct := fs.Int("fail-pct", 0, "percent (0..100) of inferences failing with 503 while up")
 	seed := fs.Uint64("seed", 1, "seed of the failure-injection PCG source (executor j: seed+j)")
+	public := fs.Bool("allow-non-loopback", false, "listen on a host other than loopback (the control endpoints have no authentication)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,6 +51,9 @@ func run(args []string) error {
 	host, portStr, err := net.SplitHostPort(*listen)
 	if err != nil {
 		return fmt.Errorf("-listen: %w", err)
+	}
+	if err := checkLoopback(host, *public); err != nil {
+		return err
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
@@ -129,4 +133,17 @@ func newHTTPServer(srv *Server, h http.Handler, logger *log.Logger) *http.Server
 	// Shutdown waits for active requests to finish; release the held ones.
 	hs.RegisterOnShutdown(srv.State().Stop)
 	return hs
+}
+
+// checkLoopback refuses a listen host that is not a loopback address unless
+// allowed: anyone who reaches the control endpoints can take every executor
+// dark.
+func checkLoopback(host string, allowed bool) error {
+	if allowed || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-listen host %q is not loopback; the control endpoints are unauthenticated (pass -allow-non-loopback to listen there anyway)", host)
 }

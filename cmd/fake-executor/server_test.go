@@ -109,6 +109,27 @@ func TestNewServerValidates(t *testing.T) {
 	}
 }
 
+// TestListenRefusesNonLoopback (attack: a fleet listening on every
+// interface lets anyone on the network take all its executors dark).
+func TestListenRefusesNonLoopback(t *testing.T) {
+	for _, host := range []string{"0.0.0.0", "", "10.0.0.1", "::", "example.com"} {
+		if err := checkLoopback(host, false); err == nil {
+			t.Errorf("listen host %q accepted", host)
+		}
+	}
+	for _, host := range []string{"127.0.0.1", "127.0.0.2", "::1", "localhost"} {
+		if err := checkLoopback(host, false); err != nil {
+			t.Errorf("loopback %q refused: %v", host, err)
+		}
+	}
+	if err := checkLoopback("0.0.0.0", true); err != nil {
+		t.Errorf("-allow-non-loopback ignored: %v", err)
+	}
+	if err := run([]string{"-listen", "0.0.0.0:0"}); err == nil {
+		t.Error("run listened on every interface")
+	}
+}
+
 func TestLogsOneLinePerStateChange(t *testing.T) {
 	var buf bytes.Buffer
 	srv, err := NewServer(Config{Model: testModel}, log.New(&buf, "", 0))
