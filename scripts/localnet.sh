@@ -157,9 +157,14 @@ need() {
     [ -x "$f" ] || { log "missing $f: run 'make build' first"; exit 1; }
   done
   command -v jq >/dev/null || { log "jq is required (apt-get install -y jq)"; exit 1; }
-  # The last executor port stays below the first gRPC port.
+  # The last executor port stays below the first gRPC port, and the last
+  # validator's REST port below the first executor's.
   if [ "$(exec_port $((NUM_EXECUTORS - 1)))" -ge "$(grpc_port 0)" ]; then
     log "NUM_EXECUTORS=$NUM_EXECUTORS: executor ports would reach the gRPC port $(grpc_port 0) (at most 1010)"
+    exit 1
+  fi
+  if [ "$(api_port $((NUM_VALIDATORS - 1)))" -ge "$(exec_port 0)" ]; then
+    log "NUM_VALIDATORS=$NUM_VALIDATORS: REST ports would reach the executor ports from $(exec_port 0) (at most 68 validators)"
     exit 1
   fi
 }
