@@ -207,34 +207,22 @@ func FuzzAggregate(f *testing.F) {
 	})
 }
 
-// naiveAggregate counts each executor's ok and miss power over valid votes.
+// naiveAggregate is the reference count (referenceAggregate, the old
+// per-executor tally) over the same votes with every list packed and
+// abstentions as the reference spelled them (no list).
 func naiveAggregate(t testing.TB, votes []Vote, n int) []Sample {
-	var total uint64
-	ok, miss := make([]uint64, n), make([]uint64, n)
-	for _, v := range votes {
-		total += uint64(v.Power)
-		if v.Abstain {
-			continue
-		}
-		for i, vd := range listOf(t, v.Verdicts, n) {
-			switch vd {
-			case verdict.OK:
-				ok[i] += uint64(v.Power)
-			case verdict.Miss:
-				miss[i] += uint64(v.Power)
-			}
-		}
-	}
-	var want []Sample
-	for i := 0; i < n; i++ {
+	ref := make([]Vote, len(votes))
+	for i, v := range votes {
+		ref[i] = Vote{Power: v.Power}
 		switch {
-		case 2*miss[i] > total:
-			want = append(want, Sample{Index: i, Miss: true})
-		case 2*ok[i] > total:
-			want = append(want, Sample{Index: i})
+		case v.Abstain:
+		case n == 0:
+			ref[i].Verdicts = []byte{0} // the reference needs a non-empty list; no executor reads it
+		default:
+			ref[i].Verdicts = pack(t, listOf(t, v.Verdicts, n)...)
 		}
 	}
-	return want
+	return referenceAggregate(ref, n)
 }
 
 // listOf reads a valid compact list of either form into verdicts.
