@@ -103,6 +103,7 @@ type App struct {
 	*baseapp.BaseApp
 
 	healthMonitor *monitor.Lazy // nil when [health-monitor] is disabled
+	routeWarmer   *routeWarmer  // builds the query path's route tables after each commit
 
 	legacyAmino       *codec.LegacyAmino
 	appCodec          codec.Codec
@@ -307,10 +308,13 @@ func (app *App) InitChainer(ctx sdk.Context, req *abci.RequestInitChain) (*abci.
 	return app.ModuleManager.InitGenesis(ctx, app.appCodec, genesisState)
 }
 
-// Close stops the health monitor, then the base app.
+// Close stops the health monitor and the route warmer, then the base app.
 func (app *App) Close() error {
 	if app.healthMonitor != nil {
 		app.healthMonitor.Stop()
+	}
+	if app.routeWarmer != nil {
+		app.routeWarmer.Stop()
 	}
 	return app.BaseApp.Close()
 }

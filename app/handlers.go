@@ -24,6 +24,14 @@ import (
 // app.toml enables it. It must run before the app is loaded.
 func (app *App) setHandlers(opts servertypes.AppOptions, logger log.Logger) error {
 	app.SetPreBlocker(preblock.NewHandler(app.InferenceKeeper).WrappedPreBlocker(app.ModuleManager))
+	app.routeWarmer = newRouteWarmer(func() error {
+		ctx, err := app.CreateQueryContext(0, false)
+		if err != nil {
+			return err
+		}
+		return app.InferenceKeeper.WarmRouteTables(ctx)
+	}, logger.With("module", "route-warmer"))
+	app.SetPrepareCheckStater(app.routeWarmer.committed)
 
 	cfg, err := monitor.ReadConfig(opts)
 	if err != nil {

@@ -2,8 +2,10 @@ package keeper
 
 import (
 	"context"
+	"slices"
 
 	"github.com/inferenced/inferenced/x/inference/health"
+	"github.com/inferenced/inferenced/x/inference/routecache"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -29,3 +31,16 @@ func (k Keeper) ForgetRouteTables() { k.seams.routes.Clear() }
 // RouteTablesKept is how many committed heights the query path holds a
 // route table for (a table that failed to build is not kept).
 func (k Keeper) RouteTablesKept() int { return k.seams.routes.Len() }
+
+// RouteReady reports whether the route of model at committed is built
+// already (by a query or by WarmRouteTables), without building it.
+func (k Keeper) RouteReady(committed int64, model string) bool {
+	t, ok := k.seams.routes.Peek(routecache.Key{Height: committed, Generation: k.seams.stageGeneration})
+	if !ok {
+		return false
+	}
+	return slices.Contains(t.routes.Keys(), model)
+}
+
+// WarmQueriedWithin is warmQueriedWithin, for tests.
+const WarmQueriedWithin = warmQueriedWithin

@@ -6,6 +6,7 @@ package keeper
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"cosmossdk.io/collections"
 	"cosmossdk.io/core/address"
@@ -79,6 +80,9 @@ type seams struct {
 	// routes are the query path's route tables by committed height
 	// (RandomExecutorCommitted); node-local memory, never state.
 	routes *routecache.Cache[*routeTable]
+	// queried is the committed height of the last client query of a route
+	// (WarmRouteTables builds ahead only for a node that is asked).
+	queried atomic.Int64
 }
 
 // NewKeeper builds the keeper. authority is the only address allowed to

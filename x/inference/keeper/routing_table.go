@@ -193,20 +193,9 @@ func (k Keeper) RandomExecutorCommitted(ctx context.Context, model string, seed 
 	if err := types.ValidateModel(model); err != nil {
 		return k.RandomExecutor(ctx, model, seed, next)
 	}
-	stage, generation := k.seams.health, k.seams.stageGeneration
-	// The table serves every query at this height, so no one query pays for
-	// it: it is read on a meter of its own, without a limit (a build is at
-	// most one per kept height, bounded by the group and the registry), and
-	// a query-gas-limit the per-member path fits keeps being answered.
-	shared := sdk.UnwrapSDKContext(ctx).WithGasMeter(storetypes.NewInfiniteGasMeter())
-	t, err := k.seams.routes.Get(routecache.Key{Height: committed, Generation: generation}, func(base *routeTable, _ bool) (*routeTable, error) {
-		return k.buildRouteTable(shared, next, base)
-	})
+	k.seams.queried.Store(committed)
+	r, err := k.committedRoute(ctx, model, committed)
 	if err != nil { // a fault, or a height too old to keep: the per-member path on the caller's meter
-		return k.RandomExecutor(ctx, model, seed, next)
-	}
-	r, err := t.route(shared, k, stage, model)
-	if err != nil {
 		return k.RandomExecutor(ctx, model, seed, next)
 	}
 	switch {
@@ -217,4 +206,50 @@ func (k Keeper) RandomExecutorCommitted(ctx context.Context, model string, seed 
 	}
 	i := r.table.Draw(seed)
 	return Draw{Picked: r.sel.Pool[i], Candidates: len(r.sel.Pool), TotalWeight: r.table.Total(), Fallback: r.sel.Fallback}, nil
+}
+
+// committedRoute is model's route at committed, from that height's table
+// (built now if it is not kept yet).
+func (k Keeper) committedRoute(ctx context.Context, model string, committed int64) (modelRoute, error) {
+	stage, generation := k.seams.health, k.seams.stageGeneration
+	// The table serves every query at this height, so no one query pays for
+	// it: it is read on a meter of its own, without a limit (a build is at
+	// most one per kept height, bounded by the group and the registry), and
+	// a query-gas-limit the per-member path fits keeps being answered.
+	shared := sdk.UnwrapSDKContext(ctx).WithGasMeter(storetypes.NewInfiniteGasMeter())
+	t, err := k.seams.routes.Get(routecache.Key{Height: committed, Generation: generation}, func(base *routeTable, _ bool) (*routeTable, error) {
+		return k.buildRouteTable(shared, committed+1, base)
+	})
+	if err != nil {
+		return modelRoute{}, err
+	}
+	return t.route(shared, k, stage, model)
+}
+
+// warmQueriedWithin is how recent a client query must be for WarmRouteTables
+// to build ahead: a node no client asks builds nothing.
+const warmQueriedWithin = 10
+
+// WarmRouteTables builds, ahead of the queries, the route table of the
+// committed height ctx reads and the routes of the models queried at the
+// table before it, so that the first GetRandomExecutor of a block finds them
+// ready. It does nothing on a node no client has queried in the last
+// warmQueriedWithin heights. ctx must be a query context (the app calls it
+// after each commit, off the consensus path); the answers are those a query
+// would build, so warming changes what a query costs, never what it says.
+func (k Keeper) WarmRouteTables(ctx context.Context) error {
+	committed := sdk.UnwrapSDKContext(ctx).BlockHeight()
+	if committed-k.seams.queried.Load() > warmQueriedWithin {
+		return nil
+	}
+	prev, ok := k.seams.routes.Latest()
+	if !ok {
+		return nil
+	}
+	for _, model := range prev.routes.Keys() {
+		if _, err := k.committedRoute(ctx, model, committed); err != nil {
+			return fmt.Errorf("warm route of %q at %d: %w", model, committed, err)
+		}
+	}
+	return nil
 }

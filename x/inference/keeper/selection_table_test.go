@@ -380,3 +380,39 @@ func TestRouteTableUnderAQueryGasLimit(t *testing.T) {
 		require.Equal(t, want, got, "height %d", h)
 	}
 }
+
+// TestWarmRouteTables: after a commit the app builds the next height's table
+// and the routes clients asked for, so the first query of the block finds
+// them; the answers stay the reference's. A node no client queries builds
+// nothing.
+func TestWarmRouteTables(t *testing.T) {
+	s := selState{pocBlocks: 5, enforce: true, epochStart: 5, members: []types.EpochMember{
+		member(t, 0, 10, true, "a"), member(t, 1, 20, true, "a", "b"), member(t, 2, 30, true, "b"),
+	}, statuses: active(3), noRecord: make([]bool, 3), stage: true}
+
+	k, ctx := s.load(t)
+	require.NoError(t, k.WarmRouteTables(ctx.WithBlockHeight(30)))
+	require.Equal(t, 0, k.RouteTablesKept(), "a node nobody queries builds nothing")
+
+	q := keeper.NewQueryServerImpl(k)
+	_, err := q.GetRandomExecutor(ctx.WithBlockHeight(30), &types.QueryGetRandomExecutorRequest{Model: "a", Seed: 1})
+	require.NoError(t, err)
+	require.False(t, k.RouteReady(31, "a"))
+	require.NoError(t, k.WarmRouteTables(ctx.WithBlockHeight(31)))
+	require.True(t, k.RouteReady(31, "a"), "the next height's route of the model asked for is built ahead")
+	require.False(t, k.RouteReady(31, "b"), "a model nobody asked for is not")
+	stage := s.stageOf(k)
+	for seed := range uint64(20) {
+		c := ctx.WithBlockHeight(31)
+		want, err := referenceQuery(c, k, stage, 31, "a", seed)
+		require.NoError(t, err)
+		got, err := q.GetRandomExecutor(c, &types.QueryGetRandomExecutorRequest{Model: "a", Seed: seed})
+		require.NoError(t, err)
+		require.Equal(t, want, got, "seed %d", seed)
+	}
+	require.Equal(t, 2, k.RouteTablesKept())
+
+	late := int64(31 + keeper.WarmQueriedWithin + 1)
+	require.NoError(t, k.WarmRouteTables(ctx.WithBlockHeight(late)))
+	require.False(t, k.RouteReady(late, "a"), "no query for longer than the window: nothing built")
+}

@@ -79,6 +79,31 @@ func (c *Cache[V]) Get(key Key, build func(base V, ok bool) (V, error)) (V, erro
 // errBuildPanicked is what waiters get when the build they wait on panicked.
 var errBuildPanicked = errors.New("route table build panicked")
 
+// Peek is the value built for key, if it is kept and built well; it never
+// builds nor waits.
+func (c *Cache[V]) Peek(key Key) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.find(key); s != nil {
+		select {
+		case <-s.done:
+			if s.ok {
+				return s.val, true
+			}
+		default:
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// Latest is the value of the highest height built well, if any.
+func (c *Cache[V]) Latest() (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.highestBuilt()
+}
+
 // Len is the number of values kept or being built.
 func (c *Cache[V]) Len() int {
 	c.mu.Lock()
@@ -199,6 +224,17 @@ func (m *Memo[K, V]) Get(key K, compute func() (V, error)) (V, error) {
 		m.m[key] = v
 	}
 	return v, nil
+}
+
+// Keys lists the keys of the values kept, in no particular order.
+func (m *Memo[K, V]) Keys() []K {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]K, 0, len(m.m))
+	for k := range m.m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // Clear drops every value kept; builds under way finish for their callers.
