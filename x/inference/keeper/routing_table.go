@@ -193,7 +193,7 @@ func (k Keeper) RandomExecutorCommitted(ctx context.Context, model string, seed 
 	if err := types.ValidateModel(model); err != nil {
 		return k.RandomExecutor(ctx, model, seed, next)
 	}
-	k.seams.queried.Store(committed)
+	k.seams.noteQuery(committed)
 	r, err := k.committedRoute(ctx, model, committed)
 	if err != nil { // a fault, or a height too old to keep: the per-member path on the caller's meter
 		return k.RandomExecutor(ctx, model, seed, next)
@@ -224,6 +224,17 @@ func (k Keeper) committedRoute(ctx context.Context, model string, committed int6
 		return modelRoute{}, err
 	}
 	return t.route(shared, k, stage, model)
+}
+
+// noteQuery records a client query at committed: queried is the highest
+// height queried (a query at an old height does not lower it).
+func (s *seams) noteQuery(committed int64) {
+	for {
+		last := s.queried.Load()
+		if committed <= last || s.queried.CompareAndSwap(last, committed) {
+			return
+		}
+	}
 }
 
 // warmQueriedWithin is how recent a client query must be for WarmRouteTables
