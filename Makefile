@@ -132,7 +132,7 @@ bench: bench-unit bench-scale
 bench-unit:
 	$(GO) test -run '^$$' -bench . -skip '^Benchmark($(SCALE_BENCHES))$$' -benchmem ./x/inference/... ./abci/... ./monitor/
 
-# About 6 minutes: sizes, attestation cost at 150 x {1,000; 10,000},
+# About 3 minutes (2m29s here): sizes, attestation cost at 150 x {1,000; 10,000},
 # selection at {1,000; 10,000} members against the pre-table query, and the
 # monitor against 1,000 and 10,000 loopback executors before (efd442a) and
 # after the scheduler (scripts/bench-monitor.sh).
