@@ -127,3 +127,43 @@ func TestGenesisValidatesParticipantBonds(t *testing.T) {
 		})
 	}
 }
+
+// lotteryWeight is the honest total weight of n executors weighted as
+// scripts/localnet.sh weights them (100 + 10j).
+func lotteryWeight(n uint64) uint64 { return 100*n + 10*n*(n-1)/2 }
+
+// TestCaptureBond is the cost of lottery capture by bonded weight: the bond
+// an account needs for a share of the draws against an honest network
+// (docs/architecture.md, "Backed weight", prints this table).
+func TestCaptureBond(t *testing.T) {
+	p := types.DefaultParams()
+	cases := []struct {
+		name       string
+		pct        uint64
+		honest     uint64
+		wantWeight uint64
+		wantBond   int64
+	}{
+		{"localnet 10%", 10, lotteryWeight(6), 84, 1_000_000}, // 840,000 is below the minimum bond
+		{"localnet 50%", 50, lotteryWeight(6), 750, 7_500_000},
+		{"localnet 90%", 90, lotteryWeight(6), 6_750, 67_500_000},
+		{"1,000 executors 10%", 10, lotteryWeight(1000), 566_112, 5_661_120_000},
+		{"1,000 executors 50%", 50, lotteryWeight(1000), 5_095_000, 50_950_000_000},
+		{"1,000 executors 90%", 90, lotteryWeight(1000), 45_855_000, 458_550_000_000},
+	}
+	require.Equal(t, uint64(750), lotteryWeight(6))
+	require.Equal(t, uint64(5_095_000), lotteryWeight(1000))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, bond := types.CaptureBond(c.pct, c.honest, p)
+			require.Equal(t, c.wantWeight, w)
+			require.Equal(t, stake(c.wantBond), bond)
+			// w is the least weight that reaches the share: w-1 does not.
+			require.GreaterOrEqual(t, w*100, c.pct*(c.honest+w))
+			require.Less(t, (w-1)*100, c.pct*(c.honest+w-1))
+			require.NoError(t, types.CheckBackedWeight(w, bond, p), "the bond backs the weight")
+		})
+	}
+	w, _ := types.CaptureBond(100, 750, p)
+	require.Zero(t, w, "all of the draws is out of reach while anyone honest serves")
+}
