@@ -80,7 +80,7 @@ func (k Keeper) checkParticipantBondParams(ctx context.Context, old, params type
 				old.ParticipantBondDenom(), params.ParticipantBondDenom(), count, old.ParticipantBondDenom())
 		}
 	}
-	if !params.ParticipantBondPerWeight.GT(old.ParticipantBondPerWeight) {
+	if !old.ParticipantBondPerWeight.IsNil() && !params.ParticipantBondPerWeight.GT(old.ParticipantBondPerWeight) {
 		return nil
 	}
 	var lowered []types.Participant

@@ -142,7 +142,7 @@ func (p Params) Validate() error {
 	if err := p.validateBreaker(); err != nil {
 		return err
 	}
-	if err := p.validateParticipantBonds(); err != nil {
+	if err := p.ValidateParticipantBonds(); err != nil {
 		return err
 	}
 	return p.validateAgents()

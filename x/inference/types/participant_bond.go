@@ -71,10 +71,10 @@ func CheckBackedWeight(weight uint64, bond sdk.Coin, p Params) error {
 	return nil
 }
 
-// validateParticipantBonds checks the participant-bond params: a valid
+// ValidateParticipantBonds checks the participant-bond params: a valid
 // denom, a positive per-weight amount and a minimum bond that backs at
 // least weight 1, so every registration carries weight.
-func (p Params) validateParticipantBonds() error {
+func (p Params) ValidateParticipantBonds() error {
 	min, per := p.ParticipantMinBond, p.ParticipantBondPerWeight
 	switch {
 	case sdk.ValidateDenom(min.Denom) != nil:

@@ -113,7 +113,7 @@ func (b *Bank) HoldBonds(agents []types.TransferAgent) {
 // module account, as a genesis that registers them must.
 func (b *Bank) HoldParticipantBonds(participants []types.Participant) {
 	for _, p := range participants {
-		if p.Bond.IsPositive() {
+		if !p.Bond.Amount.IsNil() && p.Bond.IsPositive() {
 			b.Fund(keeper.ModuleAccountAddress(), p.Bond)
 		}
 	}
