@@ -207,7 +207,8 @@ init_network() {
         "$(participant_weight "$j")" "$(participant_poc "$j")"
     done | jq -R 'split(" ") | {address: .[0], inference_url: .[1], weight: .[2], poc_available: (.[3] == "true")}' |
       jq -s . >"$HOME_DIR/participants.json"
-    # The module account is the one balance not funded from accounts.json.
+    # The module account is the one balance not funded from accounts.json;
+    # a written-out supply grows by the same bonds.
     jq --slurpfile more "$HOME_DIR/participants.json" --slurpfile accts "$HOME_DIR/accounts.json" '
       .app_state.inference.participants[0] as $t
       | (.app_state.inference.params.participant_bond_per_weight | tonumber) as $per
@@ -219,6 +220,7 @@ init_network() {
           if (.address as $a | $funded | index($a)) == null
           then .coins |= map(if .denom == $t.bond.denom then .amount = ((.amount | tonumber) + $sum | tostring) else . end)
           else . end)
+      | .app_state.bank.supply |= map(if .denom == $t.bond.denom then .amount = ((.amount | tonumber) + $sum | tostring) else . end)
     ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
   fi
 
