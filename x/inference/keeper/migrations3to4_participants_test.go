@@ -1,6 +1,8 @@
 package keeper_test
 
 import (
+	"encoding/binary"
+	"slices"
 	"testing"
 
 	"cosmossdk.io/math"
@@ -13,8 +15,8 @@ import (
 )
 
 // asVersion3 rewrites the fixture's store in the version-3 layout: params
-// without the participant-bond fields and participants without a bond
-// (fields 9 and 10 absent decode as zero values), at legacy self-declared
+// without the participant-bond fields, and participant records encoded
+// without fields 9 (bond) and 10 (leaving_epoch), at legacy self-declared
 // weights.
 func asVersion3(t *testing.T, f *fixture, weights map[byte]uint64) {
 	t.Helper()
@@ -24,9 +26,47 @@ func asVersion3(t *testing.T, f *fixture, weights map[byte]uint64) {
 	require.NoError(t, f.k.Params.Set(f.ctx, p))
 	for i := byte(1); i <= byte(len(weights)); i++ {
 		q := f.participant(i)
-		q.Bond, q.Weight = sdk.Coin{}, weights[i]
-		require.NoError(t, f.k.Participants.Set(f.ctx, addr(i), q))
+		q.Weight = weights[i]
+		bz, err := q.Marshal()
+		require.NoError(t, err)
+		v3 := withoutFields(t, bz, 9, 10)
+		require.NoError(t, f.k.SetRawParticipant(f.ctx, addr(i), v3))
+		got := f.participant(i)
+		require.True(t, got.Bond.Amount.IsNil(), "a version-3 record decodes without a bond")
 	}
+}
+
+// withoutFields is the protobuf message bz without the given field numbers
+// (a record as a binary without those fields wrote it).
+func withoutFields(t *testing.T, bz []byte, drop ...uint64) []byte {
+	t.Helper()
+	var out []byte
+	for len(bz) > 0 {
+		tag, n := binary.Uvarint(bz)
+		require.Positive(t, n)
+		size := n
+		switch tag & 7 {
+		case 0: // varint
+			_, m := binary.Uvarint(bz[n:])
+			require.Positive(t, m)
+			size += m
+		case 1: // fixed64
+			size += 8
+		case 2: // length-delimited
+			l, m := binary.Uvarint(bz[n:])
+			require.Positive(t, m)
+			size += m + int(l)
+		case 5: // fixed32
+			size += 4
+		default:
+			t.Fatalf("wire type %d", tag&7)
+		}
+		if !slices.Contains(drop, tag>>3) {
+			out = append(out, bz[:size]...)
+		}
+		bz = bz[size:]
+	}
+	return out
 }
 
 // lottery capture by self-declared weight carried over an upgrade: a

@@ -93,15 +93,19 @@ func (p Params) ValidateParticipantBonds() error {
 // CaptureBond is the bond an account needs for share pct (percent, 1..99)
 // of the lottery against honest total weight: weight w with
 // w / (honest + w) >= pct/100, that is w = ceil(pct*honest / (100-pct)),
-// at least one minimum bond. Splitting w over many registrations costs the
-// same, as weight is linear in bond.
+// at least one minimum bond, and capped at MaxParticipantWeight. Splitting w
+// over many registrations costs the same, as weight is linear in bond.
 func CaptureBond(pct uint64, honest uint64, p Params) (uint64, sdk.Coin) {
 	if pct == 0 || pct >= 100 {
 		return 0, sdk.NewCoin(p.ParticipantBondDenom(), math.ZeroInt())
 	}
 	num := math.NewIntFromUint64(pct).Mul(math.NewIntFromUint64(honest))
 	den := math.NewIntFromUint64(100 - pct)
-	w := num.Add(den).Sub(math.OneInt()).Quo(den).Uint64()
+	units := num.Add(den).Sub(math.OneInt()).Quo(den)
+	if !units.IsUint64() || units.Uint64() > MaxParticipantWeight {
+		units = math.NewIntFromUint64(MaxParticipantWeight)
+	}
+	w := units.Uint64()
 	bond := BondForWeight(w, p)
 	if bond.Amount.LT(p.ParticipantMinBond.Amount) {
 		bond.Amount = p.ParticipantMinBond.Amount
