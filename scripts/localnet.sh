@@ -191,9 +191,12 @@ init_network() {
   awk '{ print $2 }' "$ADDRESSES" | jq -R '{address: ., coins: [{denom: "stake", amount: "1000000000000"}]}' |
     jq -s . >"$HOME_DIR/accounts.json"
   "$BIN" genesis bulk-add-genesis-account "$HOME_DIR/accounts.json" --home "$n0" >/dev/null
-  # exec0 through the binary, which writes (and checks) a participant; the
-  # others are copies of its record with their own address, URL, weight
-  # and PoC flag, added in one edit (genesis validate checks them all).
+  # exec0 through the binary, which writes (and checks) a participant and
+  # adds its bond to the inference module account; the others are copies
+  # of its record with their own address, URL, weight, PoC flag and bond
+  # (weight x participant_bond_per_weight, which the minimum bond never
+  # exceeds at weight >= 100), added in one edit that also adds their bonds
+  # to the module balance (genesis validate and InitGenesis check them all).
   participant_weight() { echo $((100 + 10 * $1)); }
   participant_poc() { [ $(($1 % 2)) = 0 ] && echo true || echo false; }
   "$BIN" genesis add-genesis-participant "$(key_address exec0)" "http://127.0.0.1:$(exec_port 0)" "$MODEL" \
@@ -204,9 +207,20 @@ init_network() {
         "$(participant_weight "$j")" "$(participant_poc "$j")"
     done | jq -R 'split(" ") | {address: .[0], inference_url: .[1], weight: .[2], poc_available: (.[3] == "true")}' |
       jq -s . >"$HOME_DIR/participants.json"
-    jq --slurpfile more "$HOME_DIR/participants.json" '
+    # The module account is the one balance not funded from accounts.json;
+    # a written-out supply grows by the same bonds.
+    jq --slurpfile more "$HOME_DIR/participants.json" --slurpfile accts "$HOME_DIR/accounts.json" '
       .app_state.inference.participants[0] as $t
-      | .app_state.inference.participants += [$more[0][] | $t + .]
+      | (.app_state.inference.params.participant_bond_per_weight | tonumber) as $per
+      | [$more[0][] | $t + . + {bond: {denom: $t.bond.denom, amount: ((.weight | tonumber) * $per | tostring)}}] as $new
+      | ([$new[].bond.amount | tonumber] | add) as $sum
+      | ([$accts[0][].address]) as $funded
+      | .app_state.inference.participants += $new
+      | .app_state.bank.balances |= map(
+          if (.address as $a | $funded | index($a)) == null
+          then .coins |= map(if .denom == $t.bond.denom then .amount = ((.amount | tonumber) + $sum | tostring) else . end)
+          else . end)
+      | .app_state.bank.supply |= map(if .denom == $t.bond.denom then .amount = ((.amount | tonumber) + $sum | tostring) else . end)
     ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
   fi
 

@@ -61,9 +61,10 @@ func newReplay(t *testing.T, c Config) *replay {
 		r.byAddr[s] = i
 		gs.Participants = append(gs.Participants, types.Participant{
 			Address: s, InferenceUrl: "http://x.example/", Models: []string{keepertest.Model}, Weight: w,
-			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE,
+			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE, Bond: types.BondForWeight(w, params),
 		})
 	}
+	bank.HoldParticipantBonds(gs.Participants)
 	require.NoError(t, k.InitGenesis(tc.Ctx.WithBlockHeight(0), *gs))
 	tc.CMS.Commit()
 	return r

@@ -30,10 +30,18 @@ func TestLocalnetSmoke(t *testing.T) {
 			t.Fatal(err)
 		}
 		newExec := n.KeyAddress("newexec")
-		if code, log := n.Tx(ln.AgentKey(0), "bank", "send", ln.AgentKey(0), newExec, "1000000stake"); code != 0 {
+		if code, log := n.Tx(ln.AgentKey(0), "bank", "send", ln.AgentKey(0), newExec, "2000000stake"); code != 0 {
 			t.Fatalf("fund newexec: code %d: %s", code, log)
 		}
-		if code, log := n.Tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", ln.Model, "--weight", "5"); code != 0 {
+		// lottery capture by self-declared weight: weight 101 needs more
+		// than the minimum bond (participant_bond_per_weight 10000stake).
+		code, log := n.Tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", ln.Model,
+			"--weight", "101", "--bond", "1000000stake")
+		if code == 0 || !strings.Contains(log, "needs a bond of 1010000stake") {
+			t.Fatalf("register above the bond: code %d log %q, want a refusal", code, log)
+		}
+		if code, log := n.Tx("newexec", "inference", "register-participant", "http://127.0.0.1:9", ln.Model,
+			"--weight", "5", "--bond", "1000000stake"); code != 0 {
 			t.Fatalf("register: code %d: %s", code, log)
 		}
 		p := n.Participant(newExec)
@@ -51,9 +59,23 @@ func TestLocalnetSmoke(t *testing.T) {
 		if len(group.Group.Members) != 2 {
 			t.Fatalf("epoch group has %d members, want the 2 genesis executors (newcomers join next epoch)", len(group.Group.Members))
 		}
-		code, log := n.Tx(ln.AgentKey(0), "inference", "start-inference", "smoke-not-member", ln.Model, newExec)
+		code, log = n.Tx(ln.AgentKey(0), "inference", "start-inference", "smoke-not-member", ln.Model, newExec)
 		if code == 0 || !strings.Contains(log, "not in the current epoch group") {
 			t.Fatalf("start on a non-member: code %d log %q, want a refusal", code, log)
+		}
+		if p.Bond.Amount != "1000000" || p.Bond.Denom != "stake" {
+			t.Fatalf("registered bond = %+v, want 1000000stake", p.Bond)
+		}
+		// Leaving keeps the record (and bond) until the next boundary.
+		if code, log := n.Tx("newexec", "inference", "deregister-participant"); code != 0 {
+			t.Fatalf("deregister: code %d: %s", code, log)
+		}
+		if p := n.Participant(newExec); p.LeavingEpoch == "" || p.LeavingEpoch == "0" {
+			t.Fatalf("deregistered participant = %+v, want a leaving_epoch", p)
+		}
+		code, log = n.Tx("newexec", "inference", "deregister-participant")
+		if code == 0 || !strings.Contains(log, "asked to leave in epoch") {
+			t.Fatalf("deregister twice: code %d log %q, want a refusal", code, log)
 		}
 	})
 

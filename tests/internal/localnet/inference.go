@@ -6,7 +6,13 @@ type ParticipantJSON struct {
 	Address string `json:"address"`
 	Status  string `json:"status"`
 	Weight  string `json:"weight"`
-	Stats   struct {
+	Bond    struct {
+		Denom  string `json:"denom"`
+		Amount string `json:"amount"`
+	} `json:"bond"`
+	// LeavingEpoch is "0" (or absent) while it serves.
+	LeavingEpoch string `json:"leaving_epoch"`
+	Stats        struct {
 		InferenceCount string `json:"inference_count"`
 		MissedRequests string `json:"missed_requests"`
 	} `json:"current_epoch_stats"`

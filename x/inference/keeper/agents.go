@@ -10,7 +10,6 @@ import (
 	"github.com/cosmos/gogoproto/proto"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
-	sdkerrors "github.com/cosmos/cosmos-sdk/types/errors"
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -43,11 +42,6 @@ func (k Keeper) RegisterTransferAgent(ctx context.Context, addr sdk.AccAddress, 
 		return errorsmod.Wrapf(types.ErrInvalidBond, "bond %s: need at least %s (transfer_agent_min_bond), in %s",
 			bond, minBond, minBond.Denom)
 	}
-	// A module account could register through a governance proposal but
-	// never receive the bond back, which would fail the release boundary.
-	if k.bank.BlockedAddr(addr) {
-		return errorsmod.Wrapf(sdkerrors.ErrUnauthorized, "%s may not receive funds, so it could never get its bond back", addr)
-	}
 	existing, err := k.TransferAgents.Get(ctx, addr)
 	switch {
 	case err == nil && existing.LeavingEpoch != 0:
@@ -65,8 +59,8 @@ func (k Keeper) RegisterTransferAgent(ctx context.Context, addr sdk.AccAddress, 
 	if count >= params.MaxTransferAgents {
 		return errorsmod.Wrapf(types.ErrTooManyAgents, "%d agents registered (max_transfer_agents = %d)", count, params.MaxTransferAgents)
 	}
-	if err := k.bank.SendCoinsFromAccountToModule(ctx, addr, types.ModuleName, sdk.NewCoins(bond)); err != nil {
-		return errorsmod.Wrapf(err, "lock transfer-agent bond %s", bond)
+	if err := k.lockBond(ctx, addr, bond, "transfer-agent"); err != nil {
+		return err
 	}
 	addrStr, err := k.addressCodec.BytesToString(addr)
 	if err != nil {
@@ -105,18 +99,13 @@ func (k Keeper) LeaveTransferAgent(ctx context.Context, addr sdk.AccAddress) (ui
 		return 0, errorsmod.Wrapf(types.ErrAgentLeaving, "%s asked to leave in epoch %d; its bond is returned when epoch %d starts",
 			ta.Address, ta.LeavingEpoch, ta.LeavingEpoch+1)
 	}
-	// leaving_epoch 0 means "serving": there is no epoch 0 to leave in.
-	epoch, err := k.currentEpoch(ctx)
+	current, release, err := k.scheduleLeave(ctx, k.LeavingAgents, addr)
 	if err != nil {
-		return 0, errorsmod.Wrap(err, "leave after the first block")
+		return 0, err
 	}
-	ta.LeavingEpoch = epoch.Index
-	release := epoch.Index + 1
+	ta.LeavingEpoch = current
 	if err := k.TransferAgents.Set(ctx, addr, ta); err != nil {
 		return 0, fmt.Errorf("store transfer agent: %w", err)
-	}
-	if err := k.LeavingAgents.Set(ctx, collections.Join(release, addr)); err != nil {
-		return 0, fmt.Errorf("index leaving agent: %w", err)
 	}
 	sdk.UnwrapSDKContext(ctx).Logger().Debug("transfer agent leaving", "module", types.ModuleName, "agent", ta.Address, "release_epoch", release)
 	return release, emitAgentEvent(ctx, &types.EventTransferAgentLeaving{Agent: ta.Address, ReleaseEpoch: release})
@@ -127,47 +116,20 @@ func (k Keeper) LeaveTransferAgent(ctx context.Context, addr sdk.AccAddress) (ui
 // them. A failed return is an invariant breach (the module account covers
 // every bond, blocked addresses never register), so it fails the block.
 func (k Keeper) releaseLeavingAgents(ctx context.Context, index uint64) error {
-	var due []sdk.AccAddress
-	rng := collections.NewPrefixedPairRange[uint64, sdk.AccAddress](index)
-	if err := k.LeavingAgents.Walk(ctx, rng, func(key collections.Pair[uint64, sdk.AccAddress]) (bool, error) {
-		due = append(due, key.K2())
-		return false, nil
-	}); err != nil {
-		return fmt.Errorf("walk leaving agents: %w", err)
-	}
-	if len(due) == 0 {
-		return nil
-	}
-	count, err := k.TransferAgentCount.Get(ctx)
-	if err != nil {
-		return fmt.Errorf("load transfer agent count: %w", err)
-	}
-	for _, addr := range due {
+	_, err := k.releaseDue(ctx, k.LeavingAgents, k.TransferAgentCount, index, "transfer agent", func(addr sdk.AccAddress) error {
 		ta, err := k.TransferAgents.Get(ctx, addr)
 		if err != nil {
-			return fmt.Errorf("load leaving transfer agent %s: %w", addr, err)
+			return fmt.Errorf("load transfer agent: %w", err)
 		}
-		if err := k.bank.SendCoinsFromModuleToAccount(ctx, types.ModuleName, addr, sdk.NewCoins(ta.Bond)); err != nil {
-			return fmt.Errorf("return bond %s to %s: %w", ta.Bond, ta.Address, err)
+		if err := k.returnBond(ctx, addr, ta.Bond); err != nil {
+			return err
 		}
 		if err := k.TransferAgents.Remove(ctx, addr); err != nil {
 			return fmt.Errorf("remove transfer agent: %w", err)
 		}
-		if err := k.LeavingAgents.Remove(ctx, collections.Join(index, addr)); err != nil {
-			return fmt.Errorf("unindex leaving agent: %w", err)
-		}
-		if err := emitAgentEvent(ctx, &types.EventTransferAgentLeft{Agent: ta.Address, Bond: ta.Bond, EpochIndex: index}); err != nil {
-			return err
-		}
-	}
-	if uint64(len(due)) > count {
-		return fmt.Errorf("transfer agent count %d is below the %d agents leaving", count, len(due))
-	}
-	if err := k.TransferAgentCount.Set(ctx, count-uint64(len(due))); err != nil {
-		return fmt.Errorf("store transfer agent count: %w", err)
-	}
-	sdk.UnwrapSDKContext(ctx).Logger().Debug("transfer agents left", "module", types.ModuleName, "epoch", index, "agents", len(due))
-	return nil
+		return emitAgentEvent(ctx, &types.EventTransferAgentLeft{Agent: ta.Address, Bond: ta.Bond, EpochIndex: index})
+	})
+	return err
 }
 
 // emitAgentEvent emits a typed event, naming its type if that fails.

@@ -56,7 +56,8 @@ func (k Keeper) BeginBlock(ctx context.Context) error {
 
 // startEpoch is the one epoch boundary hook: it resets every participant's
 // stats and INACTIVE status, clears all circuit-breaker state, snapshots the new epoch group (sorted by address
-// bytes, the index vote extensions use), returns the bonds of the transfer
+// bytes, the index vote extensions use), returns the bonds of the
+// participants (before the snapshot, which leaves them out) and transfer
 // agents that asked to leave in the previous epoch and tells the hooks,
 // which clear the per-epoch state they own. Agent standings reset lazily
 // (standingIn), without a walk.
@@ -66,6 +67,10 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 	case err == nil:
 		previous = old.Members
 	case !errors.Is(err, types.ErrNoEpoch):
+		return err
+	}
+	// Departures first: a released participant is not in the new group.
+	if err := k.releaseLeavingParticipants(ctx, index); err != nil {
 		return err
 	}
 	participants, err := k.resetParticipants(ctx)

@@ -12,28 +12,23 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// InitGenesis loads a validated genesis whose transfer-agent bonds the
-// module account holds. The expiry queue is rebuilt from the STARTED
-// inferences, the member index and model weights from the group, the agent
-// count and leaving index from the agents, and the breaker's indexes from
+// InitGenesis loads a validated genesis whose transfer-agent and
+// participant bonds the module account holds. The expiry queue is rebuilt from the STARTED
+// inferences, the member index and model weights from the group, the
+// participant and agent counts and leaving indexes from their records, and the breaker's indexes from
 // its records (health.Store).
 func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := gs.Validate(k.addressCodec); err != nil {
 		return fmt.Errorf("invalid x/inference genesis: %w", err)
 	}
-	if err := k.checkBondsHeld(ctx, gs.TransferAgents); err != nil {
+	if err := k.checkBondsHeld(ctx, gs); err != nil {
 		return fmt.Errorf("invalid x/inference genesis: %w", err)
 	}
 	if err := k.Params.Set(ctx, gs.Params); err != nil {
 		return fmt.Errorf("store params: %w", err)
 	}
-	for _, p := range gs.Participants {
-		if err := k.setParticipant(ctx, p); err != nil {
-			return err
-		}
-	}
-	if err := k.ParticipantCount.Set(ctx, uint64(len(gs.Participants))); err != nil {
-		return fmt.Errorf("store participant count: %w", err)
+	if err := k.importParticipants(ctx, gs.Participants); err != nil {
+		return err
 	}
 	if gs.Epoch != nil {
 		if err := k.Epoch.Set(ctx, *gs.Epoch); err != nil {

@@ -86,6 +86,7 @@ func requireGenesisRoundTrip(t *testing.T, gs types.GenesisState) (keeper.Keeper
 	require.NoError(t, cdc.UnmarshalJSON(bz, &decoded))
 	k2, tc2, bank2 := keepertest.KeeperWithBank(t)
 	bank2.HoldBonds(decoded.TransferAgents)
+	bank2.HoldParticipantBonds(decoded.Participants)
 	require.NoError(t, k2.InitGenesis(tc2.Ctx, decoded))
 	out2, err := k2.ExportGenesis(tc2.Ctx)
 	require.NoError(t, err)
@@ -148,8 +149,9 @@ func TestModuleGenesisJSONValidates(t *testing.T) {
 
 // The model totals the exclusion cap reads are rebuilt from the imported group.
 func TestGenesisImportRebuildsModelWeights(t *testing.T) {
-	k, tc := newKeeper(t)
+	k, tc, bank := keepertest.KeeperWithBank(t)
 	gs := richGenesis()
+	bank.HoldParticipantBonds(gs.Participants)
 	require.NoError(t, k.InitGenesis(tc.Ctx, gs))
 	for model, want := range map[string]uint64{"m": 30, "x": 10} {
 		got, err := k.ModelWeights.Get(tc.Ctx, model)

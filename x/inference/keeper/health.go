@@ -49,6 +49,9 @@ func (v breakerView) ModelWeight(ctx context.Context, model string) (uint64, err
 
 func (v breakerView) PriorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {
 	p, err := v.k.Participants.Get(ctx, addr)
+	if errors.Is(err, collections.ErrNotFound) {
+		return 0, nil // it left: its in-flight outcomes start from nothing
+	}
 	if err != nil {
 		return 0, fmt.Errorf("load executor %s: %w", addr, err)
 	}

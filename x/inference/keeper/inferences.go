@@ -214,8 +214,17 @@ func (k Keeper) closeInference(ctx context.Context, inf types.Inference) error {
 // INACTIVE. An outcome counts in the epoch where
 // it happens, even for an inference started in the previous one: otherwise
 // an executor could ignore every request of an epoch's last blocks for free.
+//
+// An executor that has left (DeregisterParticipant, released at the
+// boundary) has no record: its in-flight inferences still close and credit
+// or charge their agents, but there are no stats to count and no status to
+// change, as it is in no group.
 func (k Keeper) countOutcome(ctx context.Context, executor sdk.AccAddress, ok bool) error {
 	p, err := k.Participants.Get(ctx, executor)
+	if errors.Is(err, collections.ErrNotFound) {
+		sdk.UnwrapSDKContext(ctx).Logger().Debug("outcome of a departed executor", "module", types.ModuleName, "executor", executor, "ok", ok)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("load executor %s: %w", executor, err)
 	}

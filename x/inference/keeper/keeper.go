@@ -25,7 +25,8 @@ type Keeper struct {
 	cdc          codec.BinaryCodec
 	addressCodec address.Codec
 	authority    string
-	// bank moves transfer-agent bonds into and out of the module account.
+	// bank moves transfer-agent and participant bonds into and out of the
+	// module account.
 	bank types.BankKeeper
 	// storeService opens the module store; the query path's route tables
 	// read stored bytes through it (collections read everything else).
@@ -69,6 +70,10 @@ type Keeper struct {
 	// leaving_epoch != 0, keyed leaving_epoch+1, so the boundary that starts
 	// an epoch visits only the agents it releases.
 	LeavingAgents collections.KeySet[collections.Pair[uint64, sdk.AccAddress]]
+	// LeavingParticipants holds (release epoch, participant) of exactly the
+	// participants with leaving_epoch != 0, keyed leaving_epoch+1, so the
+	// boundary visits only the participants it releases.
+	LeavingParticipants collections.KeySet[collections.Pair[uint64, sdk.AccAddress]]
 }
 
 type seams struct {
@@ -118,6 +123,8 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 			codec.CollValue[types.TransferAgent](cdc)),
 		TransferAgentCount: collections.NewItem(sb, types.TransferAgentCountKey, "transfer_agent_count", collections.Uint64Value),
 		LeavingAgents: collections.NewKeySet(sb, types.LeavingAgentsPrefix, "leaving_agents",
+			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
+		LeavingParticipants: collections.NewKeySet(sb, types.LeavingParticipantsPrefix, "leaving_participants",
 			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
 	}
 	k.health = health.NewStore(sb, cdc, addressCodec, breakerView{k: k})

@@ -32,7 +32,7 @@ func (s msgServer) UpdateParams(ctx context.Context, msg *types.MsgUpdateParams)
 	if msg.Authority != s.k.authority {
 		return nil, errorsmod.Wrapf(types.ErrInvalidSigner, "expected %s, got %s", s.k.authority, msg.Authority)
 	}
-	if err := s.k.SetParams(ctx, msg.Params); err != nil {
+	if err := s.k.UpdateParams(ctx, msg.Params); err != nil {
 		return nil, err
 	}
 	return &types.MsgUpdateParamsResponse{}, nil
@@ -44,7 +44,7 @@ func (s msgServer) RegisterParticipant(ctx context.Context, msg *types.MsgRegist
 		return nil, err
 	}
 	fields := ParticipantFields{InferenceURL: msg.InferenceUrl, Models: msg.Models, Weight: msg.Weight, PocAvailable: msg.PocAvailable}
-	if err := s.k.RegisterParticipant(ctx, addr, fields); err != nil {
+	if err := s.k.RegisterParticipant(ctx, addr, fields, msg.Bond); err != nil {
 		return nil, err
 	}
 	return &types.MsgRegisterParticipantResponse{}, nil
@@ -56,10 +56,22 @@ func (s msgServer) UpdateParticipant(ctx context.Context, msg *types.MsgUpdatePa
 		return nil, err
 	}
 	fields := ParticipantFields{InferenceURL: msg.InferenceUrl, Models: msg.Models, Weight: msg.Weight, PocAvailable: msg.PocAvailable}
-	if err := s.k.UpdateParticipant(ctx, addr, fields); err != nil {
+	if err := s.k.UpdateParticipant(ctx, addr, fields, msg.AddBond); err != nil {
 		return nil, err
 	}
 	return &types.MsgUpdateParticipantResponse{}, nil
+}
+
+func (s msgServer) DeregisterParticipant(ctx context.Context, msg *types.MsgDeregisterParticipant) (*types.MsgDeregisterParticipantResponse, error) {
+	addr, err := s.address("creator", msg.Creator)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.k.DeregisterParticipant(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &types.MsgDeregisterParticipantResponse{ReleaseEpoch: release}, nil
 }
 
 func (s msgServer) StartInference(ctx context.Context, msg *types.MsgStartInference) (*types.MsgStartInferenceResponse, error) {

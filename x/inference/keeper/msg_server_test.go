@@ -23,7 +23,7 @@ func TestRegisterParticipantStoresSortedActiveRecordAndEmitsEvent(t *testing.T) 
 	p := f.participant(1)
 	require.Equal(t, types.Participant{
 		Address: bech(1), InferenceUrl: nodeURL(1), Models: []string{"llama", "qwen"}, Weight: 42,
-		PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE, RegisteredHeight: 7,
+		PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE, RegisteredHeight: 7, Bond: bondFor(42),
 	}, p)
 	evs := typedEvents[*types.EventParticipantRegistered](t, f.ctx)
 	require.Len(t, evs, 1)
@@ -100,18 +100,21 @@ func TestRegisterParticipantAcceptsBoundaryValues(t *testing.T) {
 	}
 	f := newFixture(t)
 	f.begin(1)
+	bond := bondFor(types.MaxParticipantWeight)
+	f.bank.Fund(addr(1), bond)
 	_, err := f.msg.RegisterParticipant(f.ctx, &types.MsgRegisterParticipant{
 		Creator: bech(1), InferenceUrl: "https://node.example:443/" + strings.Repeat("a", types.MaxURLLength-len("https://node.example:443/")),
-		Models: models, Weight: types.MaxParticipantWeight,
+		Models: models, Weight: types.MaxParticipantWeight, Bond: bond,
 	})
 	require.NoError(t, err)
 	require.NoError(t, f.register(2, 1, false, strings.Repeat("m", types.MaxModelLength)))
 }
 
 func TestUpdateParticipantChangesFieldsButNotStatusOrStats(t *testing.T) {
-	f := newFixture(t, withParticipants(gp(1, 10, false, "m")))
+	f := newFixture(t, withParticipants(gp(1, 77, false, "m")))
 	f.begin(1)
 	p := f.participant(1)
+	p.Weight = 10
 	p.Status = types.PARTICIPANT_STATUS_INACTIVE
 	p.CurrentEpochStats = types.CurrentEpochStats{InferenceCount: 3, MissedRequests: 9}
 	require.NoError(t, f.k.Participants.Set(f.ctx, addr(1), p))
@@ -158,8 +161,10 @@ func TestUpdateParticipantTakesEffectInGroupOnlyAtNextEpoch(t *testing.T) {
 	f := newFixture(t, withParticipants(gp(1, 10, true, "old")))
 	f.begin(1)
 	f.advanceTo(10)
+	f.bank.Fund(addr(1), bondFor(89))
 	_, err := f.msg.UpdateParticipant(f.ctx, &types.MsgUpdateParticipant{
 		Creator: bech(1), InferenceUrl: "https://moved.example/", Models: []string{"new"}, Weight: 99, PocAvailable: true,
+		AddBond: bondFor(89),
 	})
 	require.NoError(t, err)
 
@@ -270,7 +275,7 @@ func TestRegisterParticipantRefusesFullRegistryAndZeroWeight(t *testing.T) {
 	require.NoError(t, f.register(2, 1, false, "m"))
 	require.NoError(t, f.register(3, 1, false, "m"))
 	err = f.register(4, 1, false, "m")
-	require.ErrorIs(t, err, types.ErrInvalidParticipant)
+	require.ErrorIs(t, err, types.ErrParticipantRegistryFull)
 	require.ErrorContains(t, err, "registry is full")
 	count, err := f.k.ParticipantCount.Get(f.ctx)
 	require.NoError(t, err)

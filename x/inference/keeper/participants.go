@@ -13,7 +13,9 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// ParticipantFields are the self-declared parts of a registration.
+// ParticipantFields are the self-declared parts of a registration. Weight
+// is declared too, but may not exceed what the bond backs
+// (types.CheckBackedWeight).
 type ParticipantFields struct {
 	InferenceURL string
 	Models       []string
@@ -39,22 +41,46 @@ func (f ParticipantFields) normalize() (ParticipantFields, error) {
 	return f, nil
 }
 
-// RegisterParticipant registers addr as an ACTIVE participant. It joins the
+// RegisterParticipant registers addr as an ACTIVE participant against bond,
+// which moves from addr to the module account: at least
+// participant_min_bond, in its denom, backing fields.Weight. It joins the
 // epoch group at the next epoch boundary.
-func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fields ParticipantFields) error {
+func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fields ParticipantFields, bond sdk.Coin) error {
 	fields, err := fields.normalize()
 	if err != nil {
 		return err
 	}
-	has, err := k.Participants.Has(ctx, addr)
+	params, err := k.Params.Get(ctx)
 	if err != nil {
+		return fmt.Errorf("load params: %w", err)
+	}
+	minBond := params.ParticipantMinBond
+	if bond.Denom != minBond.Denom || bond.Amount.IsNil() || bond.Amount.LT(minBond.Amount) {
+		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "bond %s: need at least %s (participant_min_bond), in %s",
+			bond, minBond, minBond.Denom)
+	}
+	if err := types.CheckBackedWeight(fields.Weight, bond, params); err != nil {
+		return errorsmod.Wrap(types.ErrInvalidParticipantBond, err.Error())
+	}
+	existing, err := k.Participants.Get(ctx, addr)
+	switch {
+	case err == nil && existing.LeavingEpoch != 0:
+		return errorsmod.Wrapf(types.ErrParticipantLeaving, "%s is leaving; register again once epoch %d has started and returned its bond",
+			existing.Address, existing.LeavingEpoch+1)
+	case err == nil:
+		return errorsmod.Wrapf(types.ErrParticipantExists, "%s; use update-participant to change it", existing.Address)
+	case !errors.Is(err, collections.ErrNotFound):
 		return fmt.Errorf("look up participant: %w", err)
 	}
-	if has {
-		return errorsmod.Wrapf(types.ErrParticipantExists, "%s; use update-participant to change it", addr)
-	}
-	if err := k.reserveParticipantSlot(ctx); err != nil {
+	count, err := k.freeParticipantSlot(ctx, params)
+	if err != nil {
 		return err
+	}
+	if err := k.lockBond(ctx, addr, bond, "participant"); err != nil {
+		return err
+	}
+	if err := k.ParticipantCount.Set(ctx, count+1); err != nil {
+		return fmt.Errorf("store participant count: %w", err)
 	}
 	addrStr, err := k.addressCodec.BytesToString(addr)
 	if err != nil {
@@ -68,6 +94,7 @@ func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fi
 		PocAvailable:     fields.PocAvailable,
 		Status:           types.PARTICIPANT_STATUS_ACTIVE,
 		RegisteredHeight: sdk.UnwrapSDKContext(ctx).BlockHeight(),
+		Bond:             bond,
 	}
 	if err := k.setParticipant(ctx, p); err != nil {
 		return err
@@ -75,9 +102,12 @@ func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fi
 	return emitRegistered(ctx, p, false)
 }
 
-// UpdateParticipant changes addr's registration; the epoch group keeps the
-// snapshot until the next epoch boundary. Status and stats are untouched.
-func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fields ParticipantFields) error {
+// UpdateParticipant changes addr's registration and adds addBond (zero
+// amount for none) to its bond; the new weight must be within the new
+// bond. The epoch group keeps the snapshot until the next epoch boundary.
+// Status and stats are untouched. A leaving participant may not update:
+// it serves out its epoch as it is.
+func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fields ParticipantFields, addBond sdk.Coin) error {
 	fields, err := fields.normalize()
 	if err != nil {
 		return err
@@ -89,19 +119,60 @@ func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fiel
 	if err != nil {
 		return fmt.Errorf("load participant: %w", err)
 	}
+	if p.LeavingEpoch != 0 {
+		return errorsmod.Wrapf(types.ErrParticipantLeaving, "%s asked to leave in epoch %d and may no longer change its registration",
+			p.Address, p.LeavingEpoch)
+	}
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("load params: %w", err)
+	}
+	bond, adding, err := addedBond(p.Bond, addBond, params)
+	if err != nil {
+		return err
+	}
+	if err := types.CheckBackedWeight(fields.Weight, bond, params); err != nil {
+		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "%s; add the difference with add_bond", err)
+	}
+	if adding {
+		if err := k.lockBond(ctx, addr, addBond, "participant"); err != nil {
+			return err
+		}
+	}
 	p.InferenceUrl = fields.InferenceURL
 	p.Models = fields.Models
 	p.Weight = fields.Weight
 	p.PocAvailable = fields.PocAvailable
+	p.Bond = bond
 	if err := k.setParticipant(ctx, p); err != nil {
 		return err
 	}
 	return emitRegistered(ctx, p, true)
 }
 
+// addedBond is bond plus add, and whether add adds anything. A zero add
+// (any denom, or none) adds nothing; otherwise it must be a valid coin of
+// the participant bond denom.
+func addedBond(bond, add sdk.Coin, params types.Params) (sdk.Coin, bool, error) {
+	if add.Amount.IsNil() || add.Amount.IsZero() {
+		return bond, false, nil
+	}
+	denom := params.ParticipantBondDenom()
+	if err := add.Validate(); err != nil || add.Denom != denom {
+		return bond, false, errorsmod.Wrapf(types.ErrInvalidParticipantBond, "add_bond %s must be a positive amount of %s", add, denom)
+	}
+	if bond.Amount.IsNil() || bond.Amount.IsZero() { // unbonded, carried over from version 3
+		return add, true, nil
+	}
+	if bond.Denom != denom {
+		return bond, false, errorsmod.Wrapf(types.ErrInvalidParticipantBond, "bond %s is not in the bond denom %s", bond, denom)
+	}
+	return bond.Add(add), true, nil
+}
+
 func emitRegistered(ctx context.Context, p types.Participant, updated bool) error {
 	return sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventParticipantRegistered{
-		Address: p.Address, InferenceUrl: p.InferenceUrl, Models: p.Models, Weight: p.Weight, Updated: updated,
+		Address: p.Address, InferenceUrl: p.InferenceUrl, Models: p.Models, Weight: p.Weight, Updated: updated, Bond: p.Bond,
 	})
 }
 
@@ -116,22 +187,17 @@ func (k Keeper) setParticipant(ctx context.Context, p types.Participant) error {
 	return nil
 }
 
-// reserveParticipantSlot counts a new participant, refusing it once the
-// registry holds max_participants.
-func (k Keeper) reserveParticipantSlot(ctx context.Context) error {
-	params, err := k.Params.Get(ctx)
-	if err != nil {
-		return fmt.Errorf("load params: %w", err)
-	}
+// freeParticipantSlot returns the registry's size, refusing a new
+// participant once it holds max_participants. Leaving participants hold
+// their slot until the boundary releases them.
+func (k Keeper) freeParticipantSlot(ctx context.Context, params types.Params) (uint64, error) {
 	count, err := k.ParticipantCount.Get(ctx)
 	if err != nil && !errors.Is(err, collections.ErrNotFound) {
-		return fmt.Errorf("load participant count: %w", err)
+		return 0, fmt.Errorf("load participant count: %w", err)
 	}
 	if count >= params.MaxParticipants {
-		return errorsmod.Wrapf(types.ErrInvalidParticipant, "the registry is full (max_participants = %d)", params.MaxParticipants)
+		return 0, errorsmod.Wrapf(types.ErrParticipantRegistryFull, "%d participants registered (max_participants = %d); a slot frees when one leaves",
+			count, params.MaxParticipants)
 	}
-	if err := k.ParticipantCount.Set(ctx, count+1); err != nil {
-		return fmt.Errorf("store participant count: %w", err)
-	}
-	return nil
+	return count, nil
 }

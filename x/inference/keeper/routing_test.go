@@ -297,6 +297,7 @@ func TestSeamsInstalledAfterServersReachEveryCopy(t *testing.T) {
 	require.NoError(t, err)
 	gs.TransferAgents = agents
 	bank.HoldBonds(agents)
+	bank.HoldParticipantBonds(gs.Participants)
 	require.NoError(t, k.InitGenesis(ctx, *gs))
 	msgs := keeper.NewMsgServerImpl(k)
 

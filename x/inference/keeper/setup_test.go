@@ -69,8 +69,19 @@ func nodeURL(i byte) string { return fmt.Sprintf("http://node-%d.example:8080/v1
 func gp(i byte, weight uint64, poc bool, models ...string) types.Participant {
 	return types.Participant{
 		Address: bech(i), InferenceUrl: nodeURL(i), Models: models, Weight: weight,
-		PocAvailable: poc, Status: types.PARTICIPANT_STATUS_ACTIVE,
+		PocAvailable: poc, Status: types.PARTICIPANT_STATUS_ACTIVE, Bond: types.BondForWeight(weight, testParams()),
 	}
+}
+
+// bondFor is the smallest bond a registration at weight needs: the bond
+// that backs it, at least participant_min_bond.
+func bondFor(weight uint64) sdk.Coin {
+	p := testParams()
+	b := types.BondForWeight(weight, p)
+	if b.IsLT(p.ParticipantMinBond) {
+		return p.ParticipantMinBond
+	}
+	return b
 }
 
 type fixture struct {
@@ -127,6 +138,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	}
 	k, tc, bank := keepertest.KeeperWithBank(t)
 	bank.HoldBonds(cfg.genesis.TransferAgents)
+	bank.HoldParticipantBonds(cfg.genesis.Participants)
 	hooks := &recordingHooks{}
 	require.NoError(t, k.SetHooks(hooks))
 	if cfg.health != nil {
@@ -172,9 +184,12 @@ func (f *fixture) advanceTo(h int64) {
 	}
 }
 
+// register funds addr(i) with the bond weight needs and registers it.
 func (f *fixture) register(i byte, weight uint64, poc bool, models ...string) error {
+	bond := bondFor(weight)
+	f.bank.Fund(addr(i), bond)
 	_, err := f.msg.RegisterParticipant(f.ctx, &types.MsgRegisterParticipant{
-		Creator: bech(i), InferenceUrl: nodeURL(i), Models: models, Weight: weight, PocAvailable: poc,
+		Creator: bech(i), InferenceUrl: nodeURL(i), Models: models, Weight: weight, PocAvailable: poc, Bond: bond,
 	})
 	return err
 }

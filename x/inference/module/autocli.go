@@ -47,12 +47,13 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 				{RpcMethod: "UpdateParams", Skip: true}, // governance only: submit it in a proposal
 				{
 					RpcMethod: "RegisterParticipant", Use: "register-participant [inference-url] [model]...",
-					Short:          "Register the signer as an executor of the models (--weight, --poc-available)",
+					Short: "Register the signer as an executor of the models, locking --bond (at least participant_min_bond, " +
+						"and weight x participant_bond_per_weight for --weight; e.g. --weight 100 --bond 1000000stake)",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_url"}, {ProtoField: "models", Varargs: true}},
 				},
 				{
 					RpcMethod: "UpdateParticipant", Use: "update-participant [inference-url] [model]...",
-					Short:          "Change the signer's registration; the epoch group sees it next epoch",
+					Short:          "Change the signer's registration (--add-bond raises the bond, so --weight can grow); the epoch group sees it next epoch",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_url"}, {ProtoField: "models", Varargs: true}},
 				},
 				{
@@ -69,6 +70,10 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 					RpcMethod: "RegisterTransferAgent", Use: "register-transfer-agent [bond]",
 					Short:          "Register the signer as a transfer agent, locking the bond (e.g. 1000000stake, at least transfer_agent_min_bond)",
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "bond"}},
+				},
+				{
+					RpcMethod: "DeregisterParticipant", Use: "deregister-participant",
+					Short: "Leave as an executor: serve out this epoch; at the next boundary the signer leaves the group and its bond is returned",
 				},
 				{
 					RpcMethod: "LeaveTransferAgent", Use: "leave-transfer-agent",

@@ -18,6 +18,7 @@ func RegisterLegacyAminoCodec(cdc *codec.LegacyAmino) {
 	legacy.RegisterAminoMsg(cdc, &MsgFinishInference{}, "inference/MsgFinishInference")
 	legacy.RegisterAminoMsg(cdc, &MsgRegisterTransferAgent{}, "inference/MsgRegisterTransferAgent")
 	legacy.RegisterAminoMsg(cdc, &MsgLeaveTransferAgent{}, "inference/MsgLeaveTransferAgent")
+	legacy.RegisterAminoMsg(cdc, &MsgDeregisterParticipant{}, "inference/MsgDeregisterParticipant")
 	cdc.RegisterConcrete(&Params{}, "inference/Params", nil)
 }
 
@@ -31,6 +32,7 @@ func RegisterInterfaces(registry codectypes.InterfaceRegistry) {
 		&MsgFinishInference{},
 		&MsgRegisterTransferAgent{},
 		&MsgLeaveTransferAgent{},
+		&MsgDeregisterParticipant{},
 	)
 	msgservice.RegisterMsgServiceDesc(registry, &_Msg_serviceDesc)
 }

@@ -25,3 +25,10 @@ var (
 	ErrTooManyAgents       = errorsmod.Register(ModuleName, 20, "transfer-agent registry is full")
 	ErrProbeTaken          = errorsmod.Register(ModuleName, 21, "agent may not probe this executor again")
 )
+
+// Participant bonds and leaving (issue 13: codes 30-39).
+var (
+	ErrInvalidParticipantBond  = errorsmod.Register(ModuleName, 30, "invalid participant bond")
+	ErrParticipantLeaving      = errorsmod.Register(ModuleName, 31, "participant is leaving")
+	ErrParticipantRegistryFull = errorsmod.Register(ModuleName, 32, "participant registry is full")
+)

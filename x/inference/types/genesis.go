@@ -24,9 +24,16 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 	}
 	// Keyed by address bytes: bech32 also decodes an upper-case spelling.
 	seen := make(map[string]struct{}, len(gs.Participants))
+	var current uint64
+	if gs.Epoch != nil {
+		current = gs.Epoch.Index
+	}
 	for i, p := range gs.Participants {
 		if err := ValidateParticipant(ac, p); err != nil {
 			return fmt.Errorf("participant %d: %w", i, err)
+		}
+		if err := validateParticipantBond(p, gs.Params, current); err != nil {
+			return fmt.Errorf("participant %s: %w", p.Address, err)
 		}
 		bz, _ := ac.StringToBytes(p.Address) // checked by ValidateParticipant
 		if _, dup := seen[string(bz)]; dup {
@@ -59,11 +66,9 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 		if err := validateInference(ac, inf); err != nil {
 			return fmt.Errorf("inference %q: %w", inf.InferenceId, err)
 		}
-		// Finish and expiry update the executor's stats: a missing one
-		// would fail EndBlock at the expiration height.
-		if bz, _ := ac.StringToBytes(inf.Executor); !has(seen, string(bz)) {
-			return fmt.Errorf("inference %q: executor %s is not a participant", inf.InferenceId, inf.Executor)
-		}
+		// The executor need not be a participant: one that left keeps its
+		// inferences, and finish and expiry of a departed executor's
+		// in-flight ones count no stats (keeper countOutcome).
 		if _, dup := ids[inf.InferenceId]; dup {
 			return fmt.Errorf("inference %q listed twice", inf.InferenceId)
 		}
@@ -72,7 +77,42 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 	if err := gs.validateAgents(ac); err != nil {
 		return err
 	}
-	return gs.validateHealth(ac, seen)
+	return gs.validateHealth(ac, gs.healthSubjects(ac))
+}
+
+// healthSubjects are the executors the breaker may hold state on: the
+// participants, and the executors of the genesis inferences (one that left
+// can still have outcomes queued or judged until the next boundary).
+func (gs GenesisState) healthSubjects(ac address.Codec) map[string]struct{} {
+	subjects := make(map[string]struct{}, len(gs.Participants))
+	add := func(addr string) {
+		if bz, err := ac.StringToBytes(addr); err == nil {
+			subjects[string(bz)] = struct{}{}
+		}
+	}
+	for _, p := range gs.Participants {
+		add(p.Address)
+	}
+	for _, inf := range gs.Inferences {
+		add(inf.Executor)
+	}
+	return subjects
+}
+
+// validateParticipantBond checks a participant's bond and leaving epoch:
+// weight within the bond (CheckBackedWeight), and a leaving epoch that is 0
+// (serving) or the current epoch, as the boundary that starts the next one
+// releases it. The minimum bond is not checked: governance may have raised
+// it since the participant registered.
+func validateParticipantBond(p Participant, params Params, current uint64) error {
+	if err := CheckBackedWeight(p.Weight, p.Bond, params); err != nil {
+		return err
+	}
+	if p.LeavingEpoch != 0 && p.LeavingEpoch != current {
+		return fmt.Errorf("leaving_epoch %d must be 0 (serving) or the current epoch %d: it is released when the next epoch starts",
+			p.LeavingEpoch, current)
+	}
+	return nil
 }
 
 // ValidateParticipant checks a stored participant record.

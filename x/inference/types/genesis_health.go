@@ -30,7 +30,7 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 			return fmt.Errorf("executor_health address %q: %w", h.Address, err)
 		}
 		if !has(participants, string(bz)) {
-			return fmt.Errorf("executor_health %s is not a participant", h.Address)
+			return fmt.Errorf("executor_health %s is neither a participant nor an inference executor", h.Address)
 		}
 		if _, dup := seen[string(bz)]; dup {
 			return fmt.Errorf("executor_health %s listed twice", h.Address)
@@ -66,7 +66,7 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 			return fmt.Errorf("pending sample executor %q: %w", p.Executor, err)
 		}
 		if !has(participants, string(bz)) {
-			return fmt.Errorf("pending sample executor %s is not a participant", p.Executor)
+			return fmt.Errorf("pending sample executor %s is neither a participant nor an inference executor", p.Executor)
 		}
 		key := fmt.Sprintf("%x/%d", bz, p.Sequence)
 		if _, dup := keys[key]; dup {

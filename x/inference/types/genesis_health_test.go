@@ -46,7 +46,7 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		mention string
 	}{
 		{"record bad address", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Address = "infer1x" }, "address"},
-		{"record of a non-participant", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Address = bech(9) }, "not a participant"},
+		{"record of a non-participant", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Address = bech(9) }, "neither a participant"},
 		{"record twice", func(gs *types.GenesisState) {
 			gs.ExecutorHealth = append(gs.ExecutorHealth, gs.ExecutorHealth[0])
 		}, "twice"},
@@ -75,7 +75,7 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		{"probe id outside PROBE", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ProbeInferenceId = "i-1" }, "probe_inference_id"},
 		{"probe id malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeInferenceId = "a b" }, "probe_inference_id"},
 		{"pending bad executor", func(gs *types.GenesisState) { gs.PendingSamples[0].Executor = "x" }, "executor"},
-		{"pending non-participant", func(gs *types.GenesisState) { gs.PendingSamples[0].Executor = bech(9) }, "not a participant"},
+		{"pending non-participant", func(gs *types.GenesisState) { gs.PendingSamples[0].Executor = bech(9) }, "neither a participant"},
 		{"pending twice", func(gs *types.GenesisState) {
 			gs.PendingSamples = append(gs.PendingSamples, gs.PendingSamples[0])
 		}, "twice"},

@@ -30,4 +30,6 @@ var (
 	TransferAgentsPrefix   = collections.NewPrefix(16)
 	LeavingAgentsPrefix    = collections.NewPrefix(17)
 	TransferAgentCountKey  = collections.NewPrefix(18)
+	// 19 and 20 belong to inference pruning.
+	LeavingParticipantsPrefix = collections.NewPrefix(21)
 )

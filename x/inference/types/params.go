@@ -116,6 +116,9 @@ func DefaultParams() Params {
 		HealthCbTrafficMinSamples:        DefaultHealthCBTrafficMinSamples,
 		HealthCbTrafficMissThresholdPct:  DefaultHealthCBTrafficMissThresholdPct,
 		HealthCbTrafficConsecutiveMisses: DefaultHealthCBTrafficConsecutiveMisses,
+
+		ParticipantMinBond:       sdk.NewInt64Coin(DefaultParticipantBondDenom, DefaultParticipantMinBondAmount),
+		ParticipantBondPerWeight: math.NewInt(DefaultParticipantBondPerWeight),
 	}
 }
 
@@ -137,6 +140,9 @@ func (p Params) Validate() error {
 		return err
 	}
 	if err := p.validateBreaker(); err != nil {
+		return err
+	}
+	if err := p.ValidateParticipantBonds(); err != nil {
 		return err
 	}
 	return p.validateAgents()

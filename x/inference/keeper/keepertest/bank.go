@@ -108,3 +108,13 @@ func (b *Bank) HoldBonds(agents []types.TransferAgent) {
 		b.Fund(keeper.ModuleAccountAddress(), ta.Bond)
 	}
 }
+
+// HoldParticipantBonds adds the participants' bonds to the x/inference
+// module account, as a genesis that registers them must.
+func (b *Bank) HoldParticipantBonds(participants []types.Participant) {
+	for _, p := range participants {
+		if !p.Bond.Amount.IsNil() && p.Bond.IsPositive() {
+			b.Fund(keeper.ModuleAccountAddress(), p.Bond)
+		}
+	}
+}

@@ -78,9 +78,10 @@ func Network(tb testing.TB, n int, params types.Params, setup func(keeper.Keeper
 		require.NoError(tb, err)
 		gs.Participants = append(gs.Participants, types.Participant{
 			Address: s, InferenceUrl: "http://x.example/", Models: []string{Model}, Weight: 100,
-			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE,
+			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE, Bond: types.BondForWeight(100, params),
 		})
 	}
+	bank.HoldParticipantBonds(gs.Participants)
 	ctx := tc.Ctx.WithBlockHeight(0)
 	require.NoError(tb, k.InitGenesis(ctx, *gs))
 	ctx = ctx.WithBlockHeight(1)

@@ -1,0 +1,131 @@
+package keeper_test
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"cosmossdk.io/math"
+	"github.com/stretchr/testify/require"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// asVersion3 rewrites the fixture's store in the version-3 layout: params
+// without the participant-bond fields, and participant records encoded
+// without fields 9 (bond) and 10 (leaving_epoch), at legacy self-declared
+// weights.
+func asVersion3(t *testing.T, f *fixture, weights map[byte]uint64) {
+	t.Helper()
+	p, err := f.k.Params.Get(f.ctx)
+	require.NoError(t, err)
+	p.ParticipantMinBond, p.ParticipantBondPerWeight = sdk.Coin{}, math.Int{}
+	require.NoError(t, f.k.Params.Set(f.ctx, p))
+	for i := byte(1); i <= byte(len(weights)); i++ {
+		q := f.participant(i)
+		q.Weight = weights[i]
+		bz, err := q.Marshal()
+		require.NoError(t, err)
+		v3 := withoutFields(t, bz, 9, 10)
+		require.NoError(t, f.k.SetRawParticipant(f.ctx, addr(i), v3))
+		got := f.participant(i)
+		require.True(t, got.Bond.Amount.IsNil(), "a version-3 record decodes without a bond")
+	}
+}
+
+// withoutFields is the protobuf message bz without the given field numbers
+// (a record as a binary without those fields wrote it).
+func withoutFields(t *testing.T, bz []byte, drop ...uint64) []byte {
+	t.Helper()
+	var out []byte
+	for len(bz) > 0 {
+		tag, n := binary.Uvarint(bz)
+		require.Positive(t, n)
+		size := n
+		switch tag & 7 {
+		case 0: // varint
+			_, m := binary.Uvarint(bz[n:])
+			require.Positive(t, m)
+			size += m
+		case 1: // fixed64
+			size += 8
+		case 2: // length-delimited
+			l, m := binary.Uvarint(bz[n:])
+			require.Positive(t, m)
+			size += m + int(l)
+		case 5: // fixed32
+			size += 4
+		default:
+			t.Fatalf("wire type %d", tag&7)
+		}
+		if !slices.Contains(drop, tag>>3) {
+			out = append(out, bz[:size]...)
+		}
+		bz = bz[size:]
+	}
+	return out
+}
+
+// lottery capture by self-declared weight carried over an upgrade: a
+// version-3 participant at 2^40 serves at weight 1 from the next boundary,
+// as does every unbonded one; none drops out, and add_bond restores weight.
+func TestMigrateParticipantsTo4ServesUnbondedAtWeightOne(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 100, true, "m"), gp(2, 100, true, "m"), gp(3, 100, true, "m")))
+	f.block(1)
+	asVersion3(t, f, map[byte]uint64{1: types.MaxParticipantWeight, 2: 150, 3: 1})
+	m := keeper.NewMigrator(*f.k)
+	require.NoError(t, m.MigrateParticipantsTo4(f.ctx))
+
+	params, err := f.k.Params.Get(f.ctx)
+	require.NoError(t, err)
+	d := types.DefaultParams()
+	require.Equal(t, d.ParticipantMinBond, params.ParticipantMinBond)
+	require.True(t, d.ParticipantBondPerWeight.Equal(params.ParticipantBondPerWeight))
+	for i := byte(1); i <= 3; i++ {
+		p := f.participant(i)
+		require.Equal(t, uint64(1), p.Weight, "participant %d", i)
+		require.Equal(t, sdk.NewInt64Coin("stake", 0), p.Bond)
+	}
+	require.Equal(t, uint64(3), f.participantCount(), "no one drops out")
+	out, err := f.k.ExportGenesis(f.ctx)
+	require.NoError(t, err)
+	require.NoError(t, out.Validate(ac), "genesis validate accepts unbonded participants at weight 1")
+
+	// Idempotent: a second run changes nothing.
+	require.NoError(t, m.MigrateParticipantsTo4(f.ctx))
+	require.Equal(t, uint64(1), f.participant(1).Weight)
+
+	// Weight above 1 needs a bond; add_bond brings it back without leaving.
+	require.ErrorIs(t, f.updateWeight(2, 2, sdk.Coin{}), types.ErrInvalidParticipantBond)
+	f.bank.Fund(addr(2), perWeight(150))
+	require.NoError(t, f.updateWeight(2, 150, perWeight(150)))
+	f.advanceTo(1 + testEpochLength)
+	weights := map[string]uint64{}
+	for _, m := range f.group().Members {
+		weights[m.Address] = m.Weight
+	}
+	require.Equal(t, map[string]uint64{bech(1): 1, bech(2): 150, bech(3): 1}, weights)
+
+	// An unbonded participant can leave; nothing is returned to it.
+	_, err = f.deregister(3)
+	require.NoError(t, err)
+	f.advanceTo(1 + 2*testEpochLength)
+	require.False(t, f.isParticipant(3))
+	require.True(t, f.bank.Balances(addr(3)).IsZero())
+}
+
+// Params governance set before the upgrade are kept.
+func TestMigrateParticipantsTo4KeepsSetBondParams(t *testing.T) {
+	f := newFixture(t)
+	f.block(1)
+	p := testParams()
+	p.ParticipantMinBond, p.ParticipantBondPerWeight = sdk.NewInt64Coin("stake", 50), math.NewInt(5)
+	require.NoError(t, f.k.Params.Set(f.ctx, p))
+	require.NoError(t, keeper.NewMigrator(*f.k).MigrateParticipantsTo4(f.ctx))
+	got, err := f.k.Params.Get(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, p, got)
+}
