@@ -30,4 +30,6 @@ var (
 	TransferAgentsPrefix   = collections.NewPrefix(16)
 	LeavingAgentsPrefix    = collections.NewPrefix(17)
 	TransferAgentCountKey  = collections.NewPrefix(18)
+	PruneIndexPrefix       = collections.NewPrefix(19)
+	PrunedThroughKey       = collections.NewPrefix(20)
 )

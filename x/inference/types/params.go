@@ -84,6 +84,21 @@ const (
 
 	// MaxEpochLength keeps heights computed from params far from int64 overflow.
 	MaxEpochLength uint64 = 1_000_000_000
+
+	// DefaultInferenceRetentionEpochs keeps a closed inference for two
+	// epochs after the block that closed it: long enough for agents and
+	// clients to read an outcome of the last epoch, short enough that the
+	// store holds about 2 x epoch_length blocks of traffic. Measured by
+	// TestStoredInferenceBytes: an inference with typical ids (36-byte
+	// UUID, 64-hex hashes, an 11-byte model) stores about 330 bytes (key,
+	// value and prune-index entry), so at the default epoch_length of
+	// 2,000 blocks each inference per block of steady traffic holds about
+	// 1.3 MB of state.
+	DefaultInferenceRetentionEpochs uint64 = 2
+	// MaxInferenceRetentionEpochs bounds inference_retention_epochs so that
+	// a prune height (end height + retention x epoch_length, at most 10^12
+	// blocks past it with MaxEpochLength) stays far from int64 overflow.
+	MaxInferenceRetentionEpochs uint64 = 1_000
 )
 
 // DefaultParams returns the parameters of a new chain.
@@ -116,6 +131,8 @@ func DefaultParams() Params {
 		HealthCbTrafficMinSamples:        DefaultHealthCBTrafficMinSamples,
 		HealthCbTrafficMissThresholdPct:  DefaultHealthCBTrafficMissThresholdPct,
 		HealthCbTrafficConsecutiveMisses: DefaultHealthCBTrafficConsecutiveMisses,
+
+		InferenceRetentionEpochs: DefaultInferenceRetentionEpochs,
 	}
 }
 
@@ -139,7 +156,20 @@ func (p Params) Validate() error {
 	if err := p.validateBreaker(); err != nil {
 		return err
 	}
+	if p.InferenceRetentionEpochs < 1 || p.InferenceRetentionEpochs > MaxInferenceRetentionEpochs {
+		// At least one epoch: an outcome stays readable after the block
+		// that closed it, and nothing the breaker still holds (a pending
+		// sample, a probe) can name a pruned inference.
+		return fmt.Errorf("inference_retention_epochs must be in [1, %d], got %d", MaxInferenceRetentionEpochs, p.InferenceRetentionEpochs)
+	}
 	return p.validateAgents()
+}
+
+// RetentionBlocks is how many blocks after its close a closed inference is
+// kept: inference_retention_epochs x epoch_length, at most 10^12 for
+// validated params.
+func (p Params) RetentionBlocks() int64 {
+	return int64(min(p.InferenceRetentionEpochs, MaxInferenceRetentionEpochs) * min(p.EpochLength, MaxEpochLength))
 }
 
 // validateAgents checks the transfer-agent and traffic-evidence params.

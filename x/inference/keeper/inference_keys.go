@@ -1,0 +1,63 @@
+package keeper
+
+import (
+	"fmt"
+
+	"cosmossdk.io/collections"
+	errorsmod "cosmossdk.io/errors"
+
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// InferenceKey names an inference: its transfer agent's address bytes and
+// its id. Ids are unique per agent, so no agent can take another's id.
+type InferenceKey = collections.Pair[sdk.AccAddress, string]
+
+// HeightKey is an inference key at a height: the expiry queue's and the
+// prune index's entries, ordered by height so a block walks exactly the
+// due ones.
+type HeightKey = collections.Triple[int64, sdk.AccAddress, string]
+
+// The key codecs of the layout, written once: the keeper's collections and
+// the version-3 migration build on them.
+var (
+	inferenceKeyCodec = collections.PairKeyCodec(sdk.AccAddressKey, collections.StringKey)
+	heightKeyCodec    = collections.TripleKeyCodec(collections.Int64Key, sdk.AccAddressKey, collections.StringKey)
+)
+
+// NewInferenceKey is the store key of agent's inference id.
+func NewInferenceKey(agent sdk.AccAddress, id string) InferenceKey { return collections.Join(agent, id) }
+
+// inferenceKey is the store key of a stored inference, from its transfer
+// agent's (canonical) address.
+func (k Keeper) inferenceKey(inf types.Inference) (InferenceKey, error) {
+	agent, err := k.addressCodec.StringToBytes(inf.TransferAgent)
+	if err != nil {
+		return InferenceKey{}, fmt.Errorf("inference %q transfer agent %q: %w", inf.InferenceId, inf.TransferAgent, err)
+	}
+	return NewInferenceKey(agent, inf.InferenceId), nil
+}
+
+// atHeight is key's entry at height in the expiry queue or prune index.
+func atHeight(height int64, key InferenceKey) HeightKey {
+	return collections.Join3(height, key.K1(), key.K2())
+}
+
+// keyOf is the inference key of an expiry-queue or prune-index entry.
+func keyOf(h HeightKey) InferenceKey { return collections.Join(h.K2(), h.K3()) }
+
+// transferAgentArg decodes the transfer agent a message or query names,
+// with an error that says which field is wrong.
+func (k Keeper) transferAgentArg(bech string) (sdk.AccAddress, error) {
+	if bech == "" {
+		return nil, errorsmod.Wrap(types.ErrInvalidInference,
+			"transfer_agent is required: an inference id is unique per transfer agent, so the agent that started it names it")
+	}
+	bz, err := k.addressCodec.StringToBytes(bech)
+	if err != nil {
+		return nil, errorsmod.Wrapf(types.ErrInvalidInference, "transfer_agent %q is not an account address: %s", bech, err)
+	}
+	return bz, nil
+}
