@@ -15,20 +15,25 @@ import (
 // its id. Ids are unique per agent, so no agent can take another's id.
 type InferenceKey = collections.Pair[sdk.AccAddress, string]
 
-// HeightKey is an inference key at a height: the expiry queue's and the
-// prune index's entries, ordered by height so a block walks exactly the
-// due ones.
-type HeightKey = collections.Triple[int64, sdk.AccAddress, string]
+// HeightKey is an inference at a height, (height, id, agent): the expiry
+// queue's and the prune index's entries, ordered by height so a block
+// walks exactly the due ones. Within a height the order is by id, as in
+// version 3, then agent: the block's expiries reach the breaker in the
+// same order as before, and an agent's address bytes (which an account
+// can grind) never decide whose miss is applied first.
+type HeightKey = collections.Triple[int64, string, sdk.AccAddress]
 
 // The key codecs of the layout, written once: the keeper's collections and
 // the version-3 migration build on them.
 var (
 	inferenceKeyCodec = collections.PairKeyCodec(sdk.AccAddressKey, collections.StringKey)
-	heightKeyCodec    = collections.TripleKeyCodec(collections.Int64Key, sdk.AccAddressKey, collections.StringKey)
+	heightKeyCodec    = collections.TripleKeyCodec(collections.Int64Key, collections.StringKey, sdk.AccAddressKey)
 )
 
 // NewInferenceKey is the store key of agent's inference id.
-func NewInferenceKey(agent sdk.AccAddress, id string) InferenceKey { return collections.Join(agent, id) }
+func NewInferenceKey(agent sdk.AccAddress, id string) InferenceKey {
+	return collections.Join(agent, id)
+}
 
 // inferenceKey is the store key of a stored inference, from its transfer
 // agent's (canonical) address.
@@ -42,11 +47,11 @@ func (k Keeper) inferenceKey(inf types.Inference) (InferenceKey, error) {
 
 // atHeight is key's entry at height in the expiry queue or prune index.
 func atHeight(height int64, key InferenceKey) HeightKey {
-	return collections.Join3(height, key.K1(), key.K2())
+	return collections.Join3(height, key.K2(), key.K1())
 }
 
 // keyOf is the inference key of an expiry-queue or prune-index entry.
-func keyOf(h HeightKey) InferenceKey { return collections.Join(h.K2(), h.K3()) }
+func keyOf(h HeightKey) InferenceKey { return collections.Join(h.K3(), h.K2()) }
 
 // transferAgentArg decodes the transfer agent a message or query names,
 // with an error that says which field is wrong.

@@ -158,7 +158,7 @@ func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddres
 func (k Keeper) EndBlock(ctx context.Context) error {
 	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
 	var due []HeightKey
-	rng := collections.NewPrefixUntilTripleRange[int64, sdk.AccAddress, string](height)
+	rng := collections.NewPrefixUntilTripleRange[int64, string, sdk.AccAddress](height)
 	if err := k.ExpiryQueue.Walk(ctx, rng, func(key HeightKey) (bool, error) {
 		due = append(due, key)
 		return false, nil
@@ -172,7 +172,7 @@ func (k Keeper) EndBlock(ctx context.Context) error {
 		}
 		for _, entry := range due {
 			if err := k.expire(ctx, entry, height, params); err != nil {
-				return fmt.Errorf("expire inference %q: %w", entry.K3(), err)
+				return fmt.Errorf("expire inference %q: %w", entry.K2(), err)
 			}
 		}
 	}

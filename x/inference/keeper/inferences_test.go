@@ -30,7 +30,7 @@ func TestStartInferenceRecordsStartedAndQueuesExpiry(t *testing.T) {
 		InferenceId: "inf-1", Model: "m", TransferAgent: bech(agentByte), Executor: bech(1), PromptHash: "cHJvbXB0",
 		Status: types.INFERENCE_STATUS_STARTED, EpochIndex: 1, StartHeight: 8, ExpirationHeight: 8 + testExpiration,
 	}, f.inference("inf-1"))
-	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(int64(8+testExpiration), addr(agentByte), "inf-1"))
+	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(int64(8+testExpiration), "inf-1", addr(agentByte)))
 	require.NoError(t, err)
 	require.True(t, queued)
 	evs := typedEvents[*types.EventInferenceStarted](t, f.ctx)
@@ -130,7 +130,7 @@ func TestFinishInferenceByExecutorCountsAndDequeues(t *testing.T) {
 	require.Equal(t, int64(4), inf.EndHeight)
 	require.Equal(t, "cmVzcG9uc2U=", inf.ResponseHash)
 	require.Equal(t, types.CurrentEpochStats{InferenceCount: 1}, f.participant(1).CurrentEpochStats)
-	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(exp, addr(agentByte), "inf-1"))
+	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(exp, "inf-1", addr(agentByte)))
 	require.NoError(t, err)
 	require.False(t, queued)
 	require.Len(t, typedEvents[*types.EventInferenceFinished](t, f.ctx), 1)

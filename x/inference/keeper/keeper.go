@@ -52,10 +52,10 @@ type Keeper struct {
 	// Inferences are keyed by (transfer agent, id): ids are unique per
 	// agent (inference_keys.go).
 	Inferences collections.Map[InferenceKey, types.Inference]
-	// ExpiryQueue holds (expiration height, agent, id) of STARTED
+	// ExpiryQueue holds (expiration height, id, agent) of STARTED
 	// inferences, so EndBlock visits exactly the due entries.
 	ExpiryQueue collections.KeySet[HeightKey]
-	// PruneIndex holds (prune height, agent, id) of exactly the closed
+	// PruneIndex holds (prune height, id, agent) of exactly the closed
 	// inferences, so EndBlock deletes exactly the due ones (prune.go).
 	PruneIndex collections.KeySet[HeightKey]
 	// PrunedThrough is the last height at which closed inferences were

@@ -50,7 +50,7 @@ func fillRetention(p *types.Params) {
 // version 4 (ids unique per transfer agent, closed inferences pruned):
 //   - inference_retention_epochs takes its default;
 //   - every inference is re-keyed by (transfer agent, id), and the expiry
-//     queue by (expiration height, agent, id);
+//     queue by (expiration height, id, agent);
 //   - each closed inference is indexed for pruning at end_height +
 //     retention, and one already due at this height is deleted here (the
 //     version-3 chain kept every inference it ever closed, so the first

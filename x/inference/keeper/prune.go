@@ -38,7 +38,7 @@ func (k Keeper) indexForPruning(ctx context.Context, key InferenceKey, inf types
 // when something was due, so a block with nothing due writes nothing).
 func (k Keeper) prune(ctx context.Context, height int64) error {
 	var due []HeightKey
-	rng := collections.NewPrefixUntilTripleRange[int64, sdk.AccAddress, string](height)
+	rng := collections.NewPrefixUntilTripleRange[int64, string, sdk.AccAddress](height)
 	if err := k.PruneIndex.Walk(ctx, rng, func(key HeightKey) (bool, error) {
 		due = append(due, key)
 		return false, nil
