@@ -28,7 +28,7 @@ func (k Keeper) importInferences(ctx context.Context, gs types.GenesisState) err
 			return fmt.Errorf("store inference: %w", err)
 		}
 		if inf.Status == types.INFERENCE_STATUS_STARTED {
-			if err := k.ExpiryQueue.Set(ctx, atHeight(inf.ExpirationHeight, key)); err != nil {
+			if err := k.ExpiryQueue.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 				return fmt.Errorf("queue expiry: %w", err)
 			}
 			continue

@@ -45,8 +45,8 @@ func (k Keeper) inferenceKey(inf types.Inference) (InferenceKey, error) {
 	return NewInferenceKey(agent, inf.InferenceId), nil
 }
 
-// atHeight is key's entry at height in the expiry queue or prune index.
-func atHeight(height int64, key InferenceKey) HeightKey {
+// NewHeightKey is the entry of key at height in the expiry queue or prune index.
+func NewHeightKey(height int64, key InferenceKey) HeightKey {
 	return collections.Join3(height, key.K2(), key.K1())
 }
 

@@ -82,7 +82,7 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if err := k.Inferences.Set(ctx, key, inf); err != nil {
 		return 0, fmt.Errorf("store inference: %w", err)
 	}
-	if err := k.ExpiryQueue.Set(ctx, atHeight(inf.ExpirationHeight, key)); err != nil {
+	if err := k.ExpiryQueue.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 		return 0, fmt.Errorf("queue expiry: %w", err)
 	}
 	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceStarted{
@@ -217,7 +217,7 @@ func (k Keeper) closeInference(ctx context.Context, key InferenceKey, inf types.
 	if err := k.Inferences.Set(ctx, key, inf); err != nil {
 		return fmt.Errorf("store inference: %w", err)
 	}
-	if err := k.ExpiryQueue.Remove(ctx, atHeight(inf.ExpirationHeight, key)); err != nil {
+	if err := k.ExpiryQueue.Remove(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 		return fmt.Errorf("dequeue expiry: %w", err)
 	}
 	return k.indexForPruning(ctx, key, inf, params)

@@ -156,7 +156,7 @@ func (m Migrator) rekeyInferences(ctx sdk.Context, all []types.Inference, params
 		}
 		switch {
 		case inf.Status == types.INFERENCE_STATUS_STARTED:
-			if err := m.k.ExpiryQueue.Set(ctx, atHeight(inf.ExpirationHeight, key)); err != nil {
+			if err := m.k.ExpiryQueue.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 				return 0, fmt.Errorf("queue expiry of %q: %w", inf.InferenceId, err)
 			}
 		case pruneHeight(inf.EndHeight, params) <= ctx.BlockHeight():

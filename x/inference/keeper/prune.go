@@ -27,7 +27,7 @@ func pruneHeight(endHeight int64, params types.Params) int64 {
 
 // indexForPruning schedules a closed inference's deletion.
 func (k Keeper) indexForPruning(ctx context.Context, key InferenceKey, inf types.Inference, params types.Params) error {
-	if err := k.PruneIndex.Set(ctx, atHeight(pruneHeight(inf.EndHeight, params), key)); err != nil {
+	if err := k.PruneIndex.Set(ctx, NewHeightKey(pruneHeight(inf.EndHeight, params), key)); err != nil {
 		return fmt.Errorf("index inference %q for pruning: %w", inf.InferenceId, err)
 	}
 	return nil
