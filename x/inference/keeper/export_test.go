@@ -59,3 +59,8 @@ func (m Migrator) SetV3Inference(ctx context.Context, inf types.Inference) error
 	}
 	return old.expiry.Set(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId))
 }
+
+// SetV3Expiry stores a version-3 expiry entry (expiration height, id).
+func (m Migrator) SetV3Expiry(ctx context.Context, height int64, id string) error {
+	return m.v3().expiry.Set(ctx, collections.Join(height, id))
+}
