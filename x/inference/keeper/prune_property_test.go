@@ -93,7 +93,9 @@ func requireIndexesMatch(t *testing.T, f *fixture, retentionBlocks int64, when s
 
 // heightKeyString spells an index entry (a Triple holds pointers, so it is
 // no map key itself).
-func heightKeyString(k keeper.HeightKey) string { return fmt.Sprintf("%d/%s/%x", k.K1(), k.K2(), k.K3()) }
+func heightKeyString(k keeper.HeightKey) string {
+	return fmt.Sprintf("%d/%s/%x", k.K1(), k.K2(), k.K3())
+}
 
 // Property: over random sequences of starts (new ids and reused ones,
 // by both agents), finishes (right and wrong executor and agent) and

@@ -89,11 +89,12 @@ const (
 	// epochs after the block that closed it: long enough for agents and
 	// clients to read an outcome of the last epoch, short enough that the
 	// store holds about 2 x epoch_length blocks of traffic. Measured by
-	// TestStoredInferenceBytes: an inference with typical ids (36-byte
-	// UUID, 64-hex hashes, an 11-byte model) stores about 330 bytes (key,
-	// value and prune-index entry), so at the default epoch_length of
-	// 2,000 blocks each inference per block of steady traffic holds about
-	// 1.3 MB of state.
+	// TestStoredInferenceBytes: a closed inference with typical inputs (a
+	// 36-byte UUID id, 64-hex prompt and response hashes, a 21-byte model
+	// name) stores about 420 bytes (key and value 353, prune-index entry
+	// 66), so at the default epoch_length of 2,000 blocks each inference
+	// per block of steady traffic holds about 4,000 x 420 = 1.7 MB of
+	// state (170 MB at 100 a block), where version 3 grew without bound.
 	DefaultInferenceRetentionEpochs uint64 = 2
 	// MaxInferenceRetentionEpochs bounds inference_retention_epochs so that
 	// a prune height (end height + retention x epoch_length, at most 10^12

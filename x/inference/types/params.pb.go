@@ -103,11 +103,11 @@ type Params struct {
 	HealthCbTrafficConsecutiveMisses uint64 `protobuf:"varint,24,opt,name=health_cb_traffic_consecutive_misses,json=healthCbTrafficConsecutiveMisses,proto3" json:"health_cb_traffic_consecutive_misses,omitempty"`
 	// inference_retention_epochs: a finished or expired inference is deleted
 	// inference_retention_epochs x epoch_length blocks after the block that
-	// closed it (at most MaxInferenceRetentionEpochs). The default, 2, keeps
-	// the last two epochs' closed inferences queryable: at the default
-	// epoch_length of 2,000 blocks and about 330 bytes per stored inference
-	// (key + value + prune-index entry), each inference per block adds about
-	// 1.3 MB of state held at steady state.
+	// closed it, in [1, 1000]. The default, 2, keeps the last two epochs'
+	// closed inferences queryable: at the default epoch_length of 2,000
+	// blocks and about 420 bytes per closed inference (key, value and
+	// prune-index entry, typical ids and hashes), each inference per block
+	// of steady traffic holds about 1.7 MB of state.
 	InferenceRetentionEpochs uint64 `protobuf:"varint,25,opt,name=inference_retention_epochs,json=inferenceRetentionEpochs,proto3" json:"inference_retention_epochs,omitempty"`
 }
 
