@@ -53,6 +53,16 @@ func NewHeightKey(height int64, key InferenceKey) HeightKey {
 // keyOf is the inference key of an expiry-queue or prune-index entry.
 func keyOf(h HeightKey) InferenceKey { return collections.Join(h.K3(), h.K2()) }
 
+// spell is an address as errors show it: the module's bech32 spelling, or
+// hex if it has none.
+func (k Keeper) spell(a sdk.AccAddress) string {
+	s, err := k.addressCodec.BytesToString(a)
+	if err != nil {
+		return fmt.Sprintf("%X", []byte(a))
+	}
+	return s
+}
+
 // transferAgentArg decodes the transfer agent a message or query names,
 // with an error that says which field is wrong.
 func (k Keeper) transferAgentArg(bech string) (sdk.AccAddress, error) {

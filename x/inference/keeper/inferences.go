@@ -43,7 +43,7 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 		return 0, fmt.Errorf("look up inference: %w", err)
 	}
 	if exists {
-		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q of transfer agent %s", req.InferenceID, req.TransferAgent)
+		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q of transfer agent %s", req.InferenceID, k.spell(req.TransferAgent))
 	}
 	if err := k.agentStarting(ctx, req.TransferAgent); err != nil {
 		return 0, err

@@ -98,7 +98,7 @@ func (k Keeper) Inference(ctx context.Context, agent sdk.AccAddress, id string) 
 	if err != nil {
 		return types.Inference{}, err
 	}
-	return types.Inference{}, errorsmod.Wrapf(types.ErrInferenceNotFound, "%q of transfer agent %s: %s", id, agent, reason)
+	return types.Inference{}, errorsmod.Wrapf(types.ErrInferenceNotFound, "%q of transfer agent %s: %s", id, k.spell(agent), reason)
 }
 
 // missingReason says why an inference the store lacks is missing.
