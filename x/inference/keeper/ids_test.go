@@ -109,3 +109,22 @@ func TestAttackProbeHijackByIDCollision(t *testing.T) {
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
 	require.Equal(t, types.HEALTH_REASON_PROBE_SUCCEEDED, f.health(1).Reason)
 }
+
+// The expiry event names the inference by agent and id, as the start and
+// finish events do: two agents' inferences of one id expire as two events.
+func TestExpiryEventsCarryAgentAndID(t *testing.T) {
+	f := pruneFixture(t, 1)
+	f.begin(2)
+	_, err := f.startAs(agentByte, "same", 1, "m")
+	require.NoError(t, err)
+	_, err = f.startAs(secondAgentByte, "same", 2, "m")
+	require.NoError(t, err)
+	f.end()
+	f.advanceTo(1 + testExpiration)
+	f.begin(2 + testExpiration)
+	f.end()
+	require.ElementsMatch(t, []*types.EventInferenceExpired{
+		{InferenceId: "same", Executor: bech(1), TransferAgent: bech(agentByte)},
+		{InferenceId: "same", Executor: bech(2), TransferAgent: bech(secondAgentByte)},
+	}, typedEvents[*types.EventInferenceExpired](t, f.ctx))
+}
