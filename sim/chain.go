@@ -52,13 +52,15 @@ type chain struct {
 }
 
 type chainExec struct {
-	x        judge.Executor
-	stored   bool
-	probeID  uint64
-	pending  []pendingOutcome
-	finished uint64 // InferenceCount this epoch
-	missed   uint64 // MissedRequests this epoch (counted misses)
-	inactive bool
+	x       judge.Executor
+	stored  bool
+	probeID uint64
+	// probeAgent is the probe's agent: the keeper names a probe by (agent, id).
+	probeAgent string
+	pending    []pendingOutcome
+	finished   uint64 // InferenceCount this epoch
+	missed     uint64 // MissedRequests this epoch (counted misses)
+	inactive   bool
 }
 
 type pendingOutcome struct {
@@ -187,7 +189,7 @@ func (s *chain) applyAttested(h int64, e int, miss bool) {
 func (s *chain) save(e int) {
 	x := &s.execs[e]
 	if !x.x.Record.ProbeInFlight {
-		x.probeID = 0
+		x.probeID, x.probeAgent = 0, ""
 	}
 	if x.x.Record.Plain() && x.x.Ledger.Empty() {
 		x.x, x.stored = judge.Executor{}, false

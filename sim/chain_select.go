@@ -40,7 +40,7 @@ func (s *chain) Start(h int64, inf *Inference, seed uint64) bool {
 	if x.x.Ledger.ProbeHeldFrom(s.agents[inf.Agent], r.Since) {
 		return !s.params.HealthCbEnforce // shadow mode: a start, not a probe
 	}
-	x.x.Record, x.probeID, x.stored = claimed, inf.ID, true
+	x.x.Record, x.probeID, x.probeAgent, x.stored = claimed, inf.ID, s.agents[inf.Agent], true
 	inf.Probe = true
 	s.poolValid = false
 	return true

@@ -184,7 +184,7 @@ func storedView(x execState, addr string, agent map[string]string) types.Executo
 		TrafficOutcomes: l.Outcomes, AttestedMissAt: l.AttestedMissAt,
 	}
 	if x.ProbeID != 0 {
-		h.ProbeInferenceId = inferenceID(x.ProbeID)
+		h.ProbeInferenceId, h.ProbeAgent = inferenceID(x.ProbeID), agent[x.ProbeAgent]
 	}
 	for _, m := range l.Misses {
 		h.RecentMisses = append(h.RecentMisses, types.TrafficMiss{

@@ -101,7 +101,7 @@ func (r *replay) block(b *blockTrace, f *crossFigures) {
 		switch ev.Kind {
 		case traceFinish:
 			cc, write := ctx.CacheContext()
-			require.NoError(t, r.k.FinishInference(cc, r.execs[ev.Exec], inferenceID(ev.ID), "cmVzcG9uc2U="),
+			require.NoError(t, r.k.FinishInference(cc, r.execs[ev.Exec], r.agents[ev.Agent], inferenceID(ev.ID), "cmVzcG9uc2U="),
 				"block %d: finish %d on executor %d", b.Height, ev.ID, ev.Exec)
 			write()
 		case traceStart:

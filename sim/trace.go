@@ -78,6 +78,7 @@ type execState struct {
 	Ledger           evidence.Ledger
 	Held             uint32
 	ProbeID          uint64
+	ProbeAgent       string
 	Pending          int
 	Finished, Missed uint64
 	Inactive         bool
@@ -121,7 +122,7 @@ func (r *recorder) close() {
 		x := &r.execs[i]
 		b.End.Execs = append(b.End.Execs, execState{
 			Stored: x.stored, Record: x.x.Record, Ledger: cloneLedger(x.x.Ledger), Held: x.x.Ledger.Held(),
-			ProbeID: x.probeID, Pending: len(x.pending), Finished: x.finished, Missed: x.missed, Inactive: x.inactive,
+			ProbeID: x.probeID, ProbeAgent: x.probeAgent, Pending: len(x.pending), Finished: x.finished, Missed: x.missed, Inactive: x.inactive,
 		})
 	}
 }

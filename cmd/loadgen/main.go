@@ -235,7 +235,7 @@ func (d *driver) route(ctx context.Context, height int64, k int) {
 	d.pending.Add(1)
 	go func() {
 		defer d.pending.Done()
-		d.serve(ctx, height, id, agent.name, exec, res.Probe)
+		d.serve(ctx, height, id, agent, exec, res.Probe)
 	}()
 }
 
@@ -277,9 +277,11 @@ func reasonOf(err error) string {
 	return err.Error()
 }
 
-func (d *driver) serve(ctx context.Context, height int64, id, agent string, exec types.EpochMember, probe bool) {
+// serve asks the executor for agent's inference id and, answered, sends
+// its finish naming the agent (ids are unique per agent).
+func (d *driver) serve(ctx context.Context, height int64, id string, agent *account, exec types.EpochMember, probe bool) {
 	record := func(outcome string) {
-		d.stats.record(event{Height: height, InferenceID: id, Executor: exec.Address, Outcome: outcome, Probe: probe, Agent: agent})
+		d.stats.record(event{Height: height, InferenceID: id, Executor: exec.Address, Outcome: outcome, Probe: probe, Agent: agent.name})
 	}
 	hash, err := callExecutor(ctx, d.http, exec.InferenceUrl, id, d.cfg.model, d.cfg.execTimeout)
 	if err != nil {
@@ -294,7 +296,7 @@ func (d *driver) serve(ctx context.Context, height int64, id, agent string, exec
 		record("no_executor_key")
 		return
 	}
-	msg := &types.MsgFinishInference{Creator: exec.Address, InferenceId: id, ResponseHash: hash}
+	msg := &types.MsgFinishInference{Creator: exec.Address, InferenceId: id, ResponseHash: hash, TransferAgent: agent.address}
 	if _, err := d.signer.send(ctx, acc, msg); err != nil {
 		d.stats.update(exec.Address, func(s *executorStats) { s.FinishFailed++ })
 		record("finish_failed")

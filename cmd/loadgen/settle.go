@@ -34,7 +34,7 @@ func (d *driver) settle(ctx context.Context) error {
 		}
 	}
 	for _, s := range d.started {
-		res, err := d.chain.inference.Inference(ctx, &types.QueryInferenceRequest{InferenceId: s.id})
+		res, err := d.chain.inference.Inference(ctx, &types.QueryInferenceRequest{InferenceId: s.id, TransferAgent: s.agent.address})
 		switch {
 		case status.Code(err) == codes.NotFound:
 			d.stats.update(s.executor, func(es *executorStats) { es.ChainMissing++ })

@@ -95,6 +95,7 @@ func TestLocalnetSmoke(t *testing.T) {
 	})
 
 	t.Run("one inference finishes and one expires", func(t *testing.T) {
+		agent0 := n.AgentAddr(0)
 		for _, c := range [][]string{
 			{"smoke-ok", exec0},
 			{"smoke-miss", exec1},
@@ -103,24 +104,24 @@ func TestLocalnetSmoke(t *testing.T) {
 				t.Fatalf("start %s: code %d: %s", c[0], code, log)
 			}
 		}
-		if code, log := n.Tx("exec0", "inference", "finish-inference", "smoke-ok"); code != 0 {
+		if code, log := n.Tx("exec0", "inference", "finish-inference", agent0, "smoke-ok"); code != 0 {
 			t.Fatalf("finish smoke-ok: code %d: %s", code, log)
 		}
-		if code, log := n.Tx("exec0", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "not the inference's executor") {
+		if code, log := n.Tx("exec0", "inference", "finish-inference", agent0, "smoke-miss"); code == 0 || !strings.Contains(log, "not the inference's executor") {
 			t.Fatalf("finish by the wrong executor: code %d log %q, want a refusal", code, log)
 		}
-		miss := n.Inference("smoke-miss")
+		miss := n.Inference(agent0, "smoke-miss")
 		// Expired at its expiration height; the next block's breaker step
 		// weighs the miss.
 		n.WaitHeight(ln.Atoi(t, miss.ExpirationHeight)+2, time.Minute)
 
-		if got := n.Inference("smoke-ok").Status; got != ln.Finished {
+		if got := n.Inference(agent0, "smoke-ok").Status; got != ln.Finished {
 			t.Errorf("smoke-ok is %s", got)
 		}
-		if got := n.Inference("smoke-miss").Status; got != ln.Expired {
+		if got := n.Inference(agent0, "smoke-miss").Status; got != ln.Expired {
 			t.Errorf("smoke-miss is %s", got)
 		}
-		if code, log := n.Tx("exec1", "inference", "finish-inference", "smoke-miss"); code == 0 || !strings.Contains(log, "EXPIRED") {
+		if code, log := n.Tx("exec1", "inference", "finish-inference", agent0, "smoke-miss"); code == 0 || !strings.Contains(log, "EXPIRED") {
 			t.Errorf("finish after expiry: code %d log %q, want a refusal", code, log)
 		}
 		if p := n.Participant(exec0); ln.Atoi(t, p.Stats.InferenceCount) != 1 || ln.Atoi(t, p.Stats.MissedRequests) != 0 {
@@ -150,7 +151,7 @@ func TestLocalnetSmoke(t *testing.T) {
 				t.Errorf("%s on %s: outcome %s, want %s", ev.ID, ev.Executor, ev.Outcome, want)
 			}
 			wantStatus := map[string]string{"answered": ln.Finished, "no_answer": ln.Expired}[ev.Outcome]
-			if got := n.Inference(ev.ID).Status; got != wantStatus {
+			if got := n.Inference(n.KeyAddress(ev.Agent), ev.ID).Status; got != wantStatus {
 				t.Errorf("%s (%s) is %s on chain, want %s", ev.ID, ev.Outcome, got, wantStatus)
 			}
 			seen[ev.Outcome]++

@@ -45,13 +45,14 @@ func (n *Net) participant(addr string) (ParticipantJSON, error) {
 	return res.Participant, err
 }
 
-// Inference reads inference id (node 0).
-func (n *Net) Inference(id string) InferenceJSON {
+// Inference reads the inference id of the transfer agent at address agent
+// (node 0): ids are unique per agent.
+func (n *Net) Inference(agent, id string) InferenceJSON {
 	n.t.Helper()
 	var res struct {
 		Inference InferenceJSON `json:"inference"`
 	}
-	if err := n.Query(&res, "inference", "inference", id); err != nil {
+	if err := n.Query(&res, "inference", "inference", agent, id); err != nil {
 		n.t.Fatal(err)
 	}
 	return res.Inference

@@ -39,3 +39,33 @@ func (s Store) AttributePending(ctx context.Context, inference func(context.Cont
 	}
 	return nil
 }
+
+// AttributeProbes gives every record whose probe names no agent (stored by
+// a version-3 binary, when ids were global) the transfer agent of its probe
+// inference, read through agentOf. Only PROBE records with a probe in
+// flight carry one, a few per epoch. Without it the probe's outcome, which
+// carries its agent, would not match the probe and hold the slot until the
+// epoch ends.
+func (s Store) AttributeProbes(ctx context.Context, agentOf func(context.Context, string) (string, error)) error {
+	var fix []entry
+	if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+		if h.ProbeInferenceId != "" && h.ProbeAgent == "" {
+			fix = append(fix, entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probe: probeOf(h)})
+		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk breaker records: %w", err)
+	}
+	for _, before := range fix {
+		agent, err := agentOf(ctx, before.probe.id)
+		if err != nil {
+			return fmt.Errorf("probe inference %q of %s: %w", before.probe.id, before.addr, err)
+		}
+		after := before
+		after.probe.agent = agent
+		if err := s.save(ctx, before, after); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -22,7 +22,7 @@ func statusOf(h types.ExecutorHealth, bp breaker.Params) types.HealthStatus {
 		Address: h.Address, State: h.State, Reason: h.Reason, Evidence: h.Evidence,
 		TrafficSamples: ts, TrafficMisses: tm, AttestedSamples: as, AttestedMisses: am,
 		CooldownBlocks: h.CooldownBlocks, SinceHeight: h.SinceHeight, ExcludedAt: h.ExcludedAt,
-		Exclusions: h.Exclusions, CapRefusals: h.CapRefusals, ProbeInferenceId: h.ProbeInferenceId,
+		Exclusions: h.Exclusions, CapRefusals: h.CapRefusals, ProbeInferenceId: h.ProbeInferenceId, ProbeAgent: h.ProbeAgent,
 		HeldMisses: toLedger(h).Held(),
 	}
 	if r.State == breaker.Excluded {

@@ -126,7 +126,7 @@ func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, i
 			"the probe of executor %s that transfer agent %s started expired without corroboration; another agent must probe it", address, agent)
 	}
 	after := before
-	after.rec, after.probeID = rec, inferenceID
+	after.rec, after.probe = rec, probeRef{agent: agent, id: inferenceID}
 	if err := s.save(ctx, before, after); err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, i
 	}
 	sdkCtx := sdk.UnwrapSDKContext(ctx)
 	return sdkCtx.EventManager().EmitTypedEvent(&types.EventProbeStarted{
-		Executor: address, InferenceId: inferenceID, Height: sdkCtx.BlockHeight(),
+		Executor: address, InferenceId: inferenceID, TransferAgent: agent, Height: sdkCtx.BlockHeight(),
 	})
 }
 

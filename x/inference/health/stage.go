@@ -89,7 +89,8 @@ func (st Stage) CheckStart(ctx context.Context, executor sdk.AccAddress, _ strin
 		return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "executor %s is excluded by the circuit breaker until block %d", executor, e.rec.EligibleAt())
 	case breaker.Probe:
 		if e.rec.ProbeInFlight {
-			return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "executor %s is on probation and its probe slot is taken by inference %q", executor, e.probeID)
+			return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "executor %s is on probation and its probe slot is taken by inference %q of transfer agent %s",
+				executor, e.probe.id, e.probe.agent)
 		}
 	}
 	return nil

@@ -172,7 +172,7 @@ func (st *step) applyBatch(batch []queuedSample) error {
 		after = before.fresh(batch[0].sample.PriorOks)
 	}
 	for _, q := range batch {
-		probe := after.rec.ProbeInFlight && after.probeID == q.sample.InferenceId
+		probe := after.rec.ProbeInFlight && after.probe.is(q.sample.Agent, q.sample.InferenceId)
 		if after, err = st.applyOutcome(after, q.sample, probe); err != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr
 	}
 	e.rec, e.ledger = x.Record, x.Ledger
 	if !e.rec.ProbeInFlight {
-		e.probeID = ""
+		e.probe = probeRef{}
 	}
 	for _, ef := range effects {
 		var err error

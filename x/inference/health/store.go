@@ -97,14 +97,24 @@ func NewStore(sb *collections.SchemaBuilder, cdc codec.BinaryCodec, ac address.C
 
 // entry is an executor's breaker record as the store handles it: the pure
 // record, its evidence ledger, and what only the store knows (the probe's
-// inference id).
+// inference, named by its transfer agent and id).
 type entry struct {
-	addr    sdk.AccAddress
-	stored  bool // a record exists in the store
-	rec     breaker.Record
-	ledger  evidence.Ledger
-	probeID string
+	addr   sdk.AccAddress
+	stored bool // a record exists in the store
+	rec    breaker.Record
+	ledger evidence.Ledger
+	probe  probeRef
 }
+
+// probeRef names a probe inference: ids are unique per transfer agent, so
+// the id alone would let another agent's inference of the same id on the
+// same executor pass for the probe.
+type probeRef struct {
+	agent, id string
+}
+
+// is reports whether the outcome of agent's inference id is this probe's.
+func (p probeRef) is(agent, id string) bool { return p.id != "" && p.agent == agent && p.id == id }
 
 // fresh is the entry of an executor without a record as a new record
 // starts it (judge.Fresh).
@@ -120,7 +130,11 @@ func (e entry) plain() bool { return e.rec.Plain() && e.ledger.Empty() }
 
 // same reports whether two entries would store the same record.
 func (e entry) same(o entry) bool {
-	return e.rec == o.rec && e.probeID == o.probeID && e.ledger.Equal(o.ledger)
+	return e.rec == o.rec && e.probe == o.probe && e.ledger.Equal(o.ledger)
+}
+
+func probeOf(h types.ExecutorHealth) probeRef {
+	return probeRef{agent: h.ProbeAgent, id: h.ProbeInferenceId}
 }
 
 func toLedger(h types.ExecutorHealth) evidence.Ledger {
@@ -178,7 +192,8 @@ func (e entry) proto(ac address.Codec) (types.ExecutorHealth, error) {
 		CooldownBlocks:   r.Cooldown,
 		Exclusions:       r.Exclusions,
 		CapRefusals:      r.CapRefusals,
-		ProbeInferenceId: e.probeID,
+		ProbeInferenceId: e.probe.id,
+		ProbeAgent:       e.probe.agent,
 		RecentMisses:     fromLedger(e.ledger),
 		TrafficOutcomes:  e.ledger.Outcomes,
 		AttestedMissAt:   e.ledger.AttestedMissAt,
@@ -196,7 +211,7 @@ func (s Store) load(ctx context.Context, addr sdk.AccAddress) (entry, error) {
 	if err != nil {
 		return entry{}, fmt.Errorf("load breaker record of %s: %w", addr, err)
 	}
-	return entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probeID: h.ProbeInferenceId}, nil
+	return entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probe: probeOf(h)}, nil
 }
 
 // save is the one writer of records and everything derived from them: it
@@ -205,7 +220,7 @@ func (s Store) load(ctx context.Context, addr sdk.AccAddress) (entry, error) {
 // plain (a fresh executor needs none).
 func (s Store) save(ctx context.Context, before, after entry) error {
 	if !after.rec.ProbeInFlight {
-		after.probeID = ""
+		after.probe = probeRef{}
 	}
 	if before.stored && before.same(after) {
 		return nil

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -38,6 +40,9 @@ func (f *fixture) startBy(agent byte, id string, executor byte) error {
 	_, err := f.msg.StartInference(f.ctx, &types.MsgStartInference{
 		Creator: bech(agent), Executor: bech(executor), InferenceId: id, Model: "m", PromptHash: "cHJvbXB0",
 	})
+	if err == nil {
+		f.noteStart(agent, id)
+	}
 	return err
 }
 
@@ -275,8 +280,8 @@ func TestAttackUnregisteredAccountCannotStart(t *testing.T) {
 	f := newEvidenceFixture(t)
 	err := f.startBy(0x77, "outsider", 1)
 	require.ErrorIs(t, err, types.ErrNotTransferAgent)
-	_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "outsider"})
-	require.Error(t, err)
+	_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "outsider", TransferAgent: bech(0x77)})
+	require.Equal(t, codes.NotFound, status.Code(err))
 }
 
 // addAgents funds and registers more transfer agents with the minimum bond.

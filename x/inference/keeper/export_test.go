@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"cosmossdk.io/collections"
+
 	"github.com/inferenced/inferenced/x/inference/health"
 	"github.com/inferenced/inferenced/x/inference/routecache"
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -44,3 +46,21 @@ func (k Keeper) RouteReady(committed int64, model string) bool {
 
 // WarmQueriedWithin is warmQueriedWithin, for tests.
 const WarmQueriedWithin = warmQueriedWithin
+
+// SetV3Inference stores inf as a version-3 binary did: keyed by id alone,
+// and, when STARTED, queued for expiry by (expiration height, id).
+func (m Migrator) SetV3Inference(ctx context.Context, inf types.Inference) error {
+	old := m.v3()
+	if err := old.inferences.Set(ctx, inf.InferenceId, inf); err != nil {
+		return err
+	}
+	if inf.Status != types.INFERENCE_STATUS_STARTED {
+		return nil
+	}
+	return old.expiry.Set(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId))
+}
+
+// SetV3Expiry stores a version-3 expiry entry (expiration height, id).
+func (m Migrator) SetV3Expiry(ctx context.Context, height int64, id string) error {
+	return m.v3().expiry.Set(ctx, collections.Join(height, id))
+}

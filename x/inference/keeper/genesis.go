@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"cosmossdk.io/collections"
-
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -14,8 +12,9 @@ import (
 
 // InitGenesis loads a validated genesis whose transfer-agent and
 // participant bonds the module account holds. The expiry queue is rebuilt from the STARTED
-// inferences, the member index and model weights from the group, the
-// participant and agent counts and leaving indexes from their records, and the breaker's indexes from
+// inferences, the prune index from the closed ones (genesis_inferences.go), the member index and
+// model weights from the group, the participant and agent counts and leaving indexes from their
+// records, and the breaker's indexes from
 // its records (health.Store).
 func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := gs.Validate(k.addressCodec); err != nil {
@@ -52,15 +51,8 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 			return err
 		}
 	}
-	for _, inf := range gs.Inferences {
-		if err := k.Inferences.Set(ctx, inf.InferenceId, inf); err != nil {
-			return fmt.Errorf("store inference: %w", err)
-		}
-		if inf.Status == types.INFERENCE_STATUS_STARTED {
-			if err := k.ExpiryQueue.Set(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId)); err != nil {
-				return fmt.Errorf("queue expiry: %w", err)
-			}
-		}
+	if err := k.importInferences(ctx, gs); err != nil {
+		return err
 	}
 	if err := k.importAgents(ctx, gs.TransferAgents); err != nil {
 		return err
@@ -94,11 +86,8 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 		}
 		gs.EpochGroup = &group
 	}
-	if err := k.Inferences.Walk(ctx, nil, func(_ string, inf types.Inference) (bool, error) {
-		gs.Inferences = append(gs.Inferences, inf)
-		return false, nil
-	}); err != nil {
-		return nil, fmt.Errorf("walk inferences: %w", err)
+	if err := k.exportInferences(ctx, gs); err != nil {
+		return nil, err
 	}
 	if err := k.exportAgents(ctx, gs); err != nil {
 		return nil, err

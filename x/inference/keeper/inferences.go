@@ -35,12 +35,16 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if err := types.ValidateHash("prompt_hash", req.PromptHash); err != nil {
 		return 0, errorsmod.Wrap(types.ErrInvalidInference, err.Error())
 	}
-	exists, err := k.Inferences.Has(ctx, req.InferenceID)
+	// The id is the agent's own: another agent's inference of the same id
+	// is another key. Once pruned, the agent may reuse an id; the new
+	// inference is a fresh one.
+	key := NewInferenceKey(req.TransferAgent, req.InferenceID)
+	exists, err := k.Inferences.Has(ctx, key)
 	if err != nil {
 		return 0, fmt.Errorf("look up inference: %w", err)
 	}
 	if exists {
-		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q", req.InferenceID)
+		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q of transfer agent %s", req.InferenceID, k.spell(req.TransferAgent))
 	}
 	if err := k.agentStarting(ctx, req.TransferAgent); err != nil {
 		return 0, err
@@ -76,10 +80,10 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 		StartHeight:      height,
 		ExpirationHeight: height + int64(params.ExpirationBlocks),
 	}
-	if err := k.Inferences.Set(ctx, inf.InferenceId, inf); err != nil {
+	if err := k.Inferences.Set(ctx, key, inf); err != nil {
 		return 0, fmt.Errorf("store inference: %w", err)
 	}
-	if err := k.ExpiryQueue.Set(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId)); err != nil {
+	if err := k.ExpiryQueue.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 		return 0, fmt.Errorf("queue expiry: %w", err)
 	}
 	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceStarted{
@@ -95,20 +99,19 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	return inf.ExpirationHeight, nil
 }
 
-// FinishInference closes a STARTED inference for its executor and counts it.
-func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, responseHash string) error {
+// FinishInference closes agent's STARTED inference id for its executor
+// (signer) and counts it.
+func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddress, id, responseHash string) error {
 	if err := types.ValidateInferenceID(id); err != nil {
 		return errorsmod.Wrap(types.ErrInvalidInference, err.Error())
 	}
 	if err := types.ValidateHash("response_hash", responseHash); err != nil {
 		return errorsmod.Wrap(types.ErrInvalidInference, err.Error())
 	}
-	inf, err := k.Inferences.Get(ctx, id)
-	if errors.Is(err, collections.ErrNotFound) {
-		return errorsmod.Wrapf(types.ErrInferenceNotFound, "%q", id)
-	}
+	key := NewInferenceKey(agent, id)
+	inf, err := k.Inference(ctx, agent, id)
 	if err != nil {
-		return fmt.Errorf("load inference: %w", err)
+		return err
 	}
 	executor, err := k.addressCodec.StringToBytes(inf.Executor)
 	if err != nil {
@@ -123,7 +126,11 @@ func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, 
 	inf.Status = types.INFERENCE_STATUS_FINISHED
 	inf.ResponseHash = responseHash
 	inf.EndHeight = sdk.UnwrapSDKContext(ctx).BlockHeight()
-	if err := k.closeInference(ctx, inf); err != nil {
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("load params: %w", err)
+	}
+	if err := k.closeInference(ctx, key, inf, params); err != nil {
 		return err
 	}
 	if err := k.countOutcome(ctx, executor, true); err != nil {
@@ -136,7 +143,7 @@ func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, 
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceFinished{
-		InferenceId: id, Executor: inf.Executor,
+		InferenceId: id, Executor: inf.Executor, TransferAgent: inf.TransferAgent,
 	}); err != nil {
 		return fmt.Errorf("emit finish event: %w", err)
 	}
@@ -146,37 +153,46 @@ func (k Keeper) FinishInference(ctx context.Context, signer sdk.AccAddress, id, 
 	return nil
 }
 
-// EndBlock expires exactly the inferences due at or before this height.
+// EndBlock expires exactly the inferences due at or before this height,
+// then prunes exactly the closed ones due (prune.go). An inference expired
+// here is due for pruning retention blocks later, never in this block.
 func (k Keeper) EndBlock(ctx context.Context) error {
 	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
-	var due []collections.Pair[int64, string]
-	rng := collections.NewPrefixUntilPairRange[int64, string](height)
-	if err := k.ExpiryQueue.Walk(ctx, rng, func(key collections.Pair[int64, string]) (bool, error) {
+	var due []HeightKey
+	rng := collections.NewPrefixUntilTripleRange[int64, string, sdk.AccAddress](height)
+	if err := k.ExpiryQueue.Walk(ctx, rng, func(key HeightKey) (bool, error) {
 		due = append(due, key)
 		return false, nil
 	}); err != nil {
 		return fmt.Errorf("walk expiry queue: %w", err)
 	}
-	for _, key := range due {
-		if err := k.expire(ctx, key.K2(), height); err != nil {
-			return fmt.Errorf("expire inference %q: %w", key.K2(), err)
+	if len(due) > 0 {
+		params, err := k.Params.Get(ctx)
+		if err != nil {
+			return fmt.Errorf("load params: %w", err)
+		}
+		for _, entry := range due {
+			if err := k.expire(ctx, entry, height, params); err != nil {
+				return fmt.Errorf("expire inference %q: %w", entry.K2(), err)
+			}
 		}
 	}
-	return nil
+	return k.prune(ctx, height)
 }
 
-func (k Keeper) expire(ctx context.Context, id string, height int64) error {
-	inf, err := k.Inferences.Get(ctx, id)
+func (k Keeper) expire(ctx context.Context, entry HeightKey, height int64, params types.Params) error {
+	key := keyOf(entry)
+	inf, err := k.Inferences.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("load inference: %w", err)
 	}
 	if inf.Status != types.INFERENCE_STATUS_STARTED {
 		// Not reachable while finish removes the queue entry; drop it anyway.
-		return k.ExpiryQueue.Remove(ctx, collections.Join(inf.ExpirationHeight, id))
+		return k.ExpiryQueue.Remove(ctx, entry)
 	}
 	inf.Status = types.INFERENCE_STATUS_EXPIRED
 	inf.EndHeight = height
-	if err := k.closeInference(ctx, inf); err != nil {
+	if err := k.closeInference(ctx, key, inf, params); err != nil {
 		return err
 	}
 	// The miss counts against the executor (breaker and SPRT) only once
@@ -185,7 +201,7 @@ func (k Keeper) expire(ctx context.Context, id string, height int64) error {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{
-		InferenceId: id, Executor: inf.Executor,
+		InferenceId: inf.InferenceId, Executor: inf.Executor, TransferAgent: inf.TransferAgent,
 	}); err != nil {
 		return fmt.Errorf("emit expiry event: %w", err)
 	}
@@ -195,16 +211,17 @@ func (k Keeper) expire(ctx context.Context, id string, height int64) error {
 	return nil
 }
 
-// closeInference stores a finished or expired inference and drops its
-// expiry entry, so it can never be closed twice.
-func (k Keeper) closeInference(ctx context.Context, inf types.Inference) error {
-	if err := k.Inferences.Set(ctx, inf.InferenceId, inf); err != nil {
+// closeInference stores a finished or expired inference, drops its expiry
+// entry, so it can never be closed twice, and schedules its pruning with
+// the params of this block.
+func (k Keeper) closeInference(ctx context.Context, key InferenceKey, inf types.Inference, params types.Params) error {
+	if err := k.Inferences.Set(ctx, key, inf); err != nil {
 		return fmt.Errorf("store inference: %w", err)
 	}
-	if err := k.ExpiryQueue.Remove(ctx, collections.Join(inf.ExpirationHeight, inf.InferenceId)); err != nil {
+	if err := k.ExpiryQueue.Remove(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 		return fmt.Errorf("dequeue expiry: %w", err)
 	}
-	return nil
+	return k.indexForPruning(ctx, key, inf, params)
 }
 
 // countOutcome adds a finish or a counted miss to the executor's epoch

@@ -9,6 +9,7 @@ import (
 
 	sdkerrors "github.com/cosmos/cosmos-sdk/types/errors"
 
+	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -29,7 +30,7 @@ func TestStartInferenceRecordsStartedAndQueuesExpiry(t *testing.T) {
 		InferenceId: "inf-1", Model: "m", TransferAgent: bech(agentByte), Executor: bech(1), PromptHash: "cHJvbXB0",
 		Status: types.INFERENCE_STATUS_STARTED, EpochIndex: 1, StartHeight: 8, ExpirationHeight: 8 + testExpiration,
 	}, f.inference("inf-1"))
-	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join(int64(8+testExpiration), "inf-1"))
+	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(int64(8+testExpiration), "inf-1", addr(agentByte)))
 	require.NoError(t, err)
 	require.True(t, queued)
 	evs := typedEvents[*types.EventInferenceStarted](t, f.ctx)
@@ -62,7 +63,7 @@ func TestStartInferenceRefusesUnroutableExecutor(t *testing.T) {
 			}
 			_, err := f.start("inf-1", tc.executor, tc.model)
 			require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
-			has, err := f.k.Inferences.Has(f.ctx, "inf-1")
+			has, err := f.k.Inferences.Has(f.ctx, keeper.NewInferenceKey(addr(agentByte), "inf-1"))
 			require.NoError(t, err)
 			require.False(t, has)
 		})
@@ -86,7 +87,7 @@ func TestStartInferenceRejectsDuplicateID(t *testing.T) {
 	require.Equal(t, bech(1), f.inference("dup").Executor)
 	require.NoError(t, f.finish(1, "dup"))
 	_, err = f.start("dup", 1, "m")
-	require.ErrorIs(t, err, types.ErrInferenceExists, "a closed id can never be reused")
+	require.ErrorIs(t, err, types.ErrInferenceExists, "a closed id the store retains cannot be reused")
 }
 
 func TestStartInferenceRejectsMalformedInput(t *testing.T) {
@@ -113,7 +114,7 @@ func TestStartInferenceRejectsMalformedInput(t *testing.T) {
 			})
 			require.ErrorIs(t, err, tc.wantErr)
 			n := 0
-			require.NoError(t, f.k.Inferences.Walk(f.ctx, nil, func(string, types.Inference) (bool, error) { n++; return false, nil }))
+			require.NoError(t, f.k.Inferences.Walk(f.ctx, nil, func(keeper.InferenceKey, types.Inference) (bool, error) { n++; return false, nil }))
 			require.Zero(t, n)
 		})
 	}
@@ -129,7 +130,7 @@ func TestFinishInferenceByExecutorCountsAndDequeues(t *testing.T) {
 	require.Equal(t, int64(4), inf.EndHeight)
 	require.Equal(t, "cmVzcG9uc2U=", inf.ResponseHash)
 	require.Equal(t, types.CurrentEpochStats{InferenceCount: 1}, f.participant(1).CurrentEpochStats)
-	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join(exp, "inf-1"))
+	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(exp, "inf-1", addr(agentByte)))
 	require.NoError(t, err)
 	require.False(t, queued)
 	require.Len(t, typedEvents[*types.EventInferenceFinished](t, f.ctx), 1)
@@ -250,8 +251,8 @@ func TestInferenceIsClosedOnceNeverBoth(t *testing.T) {
 
 func requireQueueEmpty(t *testing.T, f *fixture) {
 	t.Helper()
-	var left []collections.Pair[int64, string]
-	require.NoError(t, f.k.ExpiryQueue.Walk(f.ctx, nil, func(k collections.Pair[int64, string]) (bool, error) {
+	var left []keeper.HeightKey
+	require.NoError(t, f.k.ExpiryQueue.Walk(f.ctx, nil, func(k keeper.HeightKey) (bool, error) {
 		left = append(left, k)
 		return false, nil
 	}))

@@ -50,10 +50,18 @@ type Keeper struct {
 	EpochMembers collections.Map[uint32, types.EpochMember]
 	// EpochMemberIndex maps a member's address to its index in EpochMembers.
 	EpochMemberIndex collections.Map[sdk.AccAddress, uint32]
-	Inferences       collections.Map[string, types.Inference]
-	// ExpiryQueue holds (expiration height, inference id) of STARTED
+	// Inferences are keyed by (transfer agent, id): ids are unique per
+	// agent (inference_keys.go).
+	Inferences collections.Map[InferenceKey, types.Inference]
+	// ExpiryQueue holds (expiration height, id, agent) of STARTED
 	// inferences, so EndBlock visits exactly the due entries.
-	ExpiryQueue collections.KeySet[collections.Pair[int64, string]]
+	ExpiryQueue collections.KeySet[HeightKey]
+	// PruneIndex holds (prune height, id, agent) of exactly the closed
+	// inferences, so EndBlock deletes exactly the due ones (prune.go).
+	PruneIndex collections.KeySet[HeightKey]
+	// PrunedThrough is the last height at which closed inferences were
+	// pruned (absent: none yet), so a query for a missing id says why.
+	PrunedThrough collections.Item[int64]
 
 	// ModelWeights is each model's total epoch weight (the members serving
 	// it), written with the epoch group; the exclusion cap reads it.
@@ -116,8 +124,10 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		Epoch:            collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
 		EpochMembers:     collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
 		EpochMemberIndex: collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
-		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", collections.StringKey, codec.CollValue[types.Inference](cdc)),
-		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", collections.PairKeyCodec(collections.Int64Key, collections.StringKey)),
+		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", inferenceKeyCodec, codec.CollValue[types.Inference](cdc)),
+		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", heightKeyCodec),
+		PruneIndex:       collections.NewKeySet(sb, types.PruneIndexPrefix, "prune_index", heightKeyCodec),
+		PrunedThrough:    collections.NewItem(sb, types.PrunedThroughKey, "pruned_through", collections.Int64Value),
 		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
 		TransferAgents: collections.NewMap(sb, types.TransferAgentsPrefix, "transfer_agents", sdk.AccAddressKey,
 			codec.CollValue[types.TransferAgent](cdc)),

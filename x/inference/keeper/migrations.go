@@ -48,7 +48,8 @@ func (m Migrator) Migrate1to2(ctx sdk.Context) error {
 	if err := m.storeMigratedParams(ctx, p); err != nil {
 		return err
 	}
-	return m.k.health.AttributePending(ctx, m.k.Inferences.Get)
+	// A version-1 store keys inferences by id alone, as version 3 does.
+	return m.k.health.AttributePending(ctx, m.v3().inferences.Get)
 }
 
 // Migrate2to3 brings a version-2 store (one trip rule for both sample
@@ -89,6 +90,10 @@ func fillTrafficRule(p *types.Params) {
 // storeMigratedParams validates migrated params and stores them: a
 // migration never leaves params the chain would refuse.
 func (m Migrator) storeMigratedParams(ctx sdk.Context, p types.Params) error {
+	// Every step stores params this binary validates, so each fills what
+	// later versions added as well (zero is never valid for them).
+	fillRetention(&p)
+	fillParticipantBonds(&p)
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("migrated params: %w", err)
 	}

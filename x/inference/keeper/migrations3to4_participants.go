@@ -29,13 +29,7 @@ func (m Migrator) migrateParticipantsTo4(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load params: %w", err)
 	}
-	d := types.DefaultParams()
-	if p.ParticipantMinBond.Denom == "" || p.ParticipantMinBond.Amount.IsNil() {
-		p.ParticipantMinBond = d.ParticipantMinBond
-	}
-	if p.ParticipantBondPerWeight.IsNil() || p.ParticipantBondPerWeight.IsZero() {
-		p.ParticipantBondPerWeight = d.ParticipantBondPerWeight
-	}
+	fillParticipantBonds(&p)
 	if err := p.ValidateParticipantBonds(); err != nil {
 		return fmt.Errorf("migrated params: %w", err)
 	}
@@ -63,4 +57,16 @@ func (m Migrator) migrateParticipantsTo4(ctx context.Context) error {
 	}
 	sdk.UnwrapSDKContext(ctx).Logger().Debug("participants migrated to version 4", "module", types.ModuleName, "unbonded", len(unbonded))
 	return nil
+}
+
+// fillParticipantBonds gives the participant bond params, which a store
+// written before version 4 lacks (unset, never valid), their defaults.
+func fillParticipantBonds(p *types.Params) {
+	d := types.DefaultParams()
+	if p.ParticipantMinBond.Denom == "" || p.ParticipantMinBond.Amount.IsNil() {
+		p.ParticipantMinBond = d.ParticipantMinBond
+	}
+	if p.ParticipantBondPerWeight.IsNil() || p.ParticipantBondPerWeight.IsZero() {
+		p.ParticipantBondPerWeight = d.ParticipantBondPerWeight
+	}
 }

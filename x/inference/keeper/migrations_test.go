@@ -55,7 +55,9 @@ func TestMigrate1to2AttributesQueuedOutcomes(t *testing.T) {
 	f.mustStart("v1", 1, "m")
 	inf := f.inference("v1")
 	inf.Status, inf.EndHeight = types.INFERENCE_STATUS_EXPIRED, 11
-	require.NoError(t, f.k.Inferences.Set(f.ctx, "v1", inf))
+	// Stored as version 1 (and 3) keyed it, by id alone.
+	require.NoError(t, f.k.Inferences.Remove(f.ctx, keeper.NewInferenceKey(addr(agentByte), "v1")))
+	require.NoError(t, keeper.NewMigrator(*f.k).SetV3Inference(f.ctx, inf))
 	v1 := inf
 	v1.TransferAgent, v1.EndHeight = "", 0 // as version 1 queued it
 	require.NoError(t, f.k.QueueTrafficSample(f.ctx, v1, true))

@@ -97,7 +97,11 @@ func (s msgServer) FinishInference(ctx context.Context, msg *types.MsgFinishInfe
 	if err != nil {
 		return nil, err
 	}
-	if err := s.k.FinishInference(ctx, signer, msg.InferenceId, msg.ResponseHash); err != nil {
+	agent, err := s.k.transferAgentArg(msg.TransferAgent)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.k.FinishInference(ctx, signer, agent, msg.InferenceId, msg.ResponseHash); err != nil {
 		return nil, err
 	}
 	return &types.MsgFinishInferenceResponse{}, nil

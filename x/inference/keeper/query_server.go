@@ -29,7 +29,7 @@ func grpcError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, collections.ErrNotFound), errors.Is(err, types.ErrNoEpoch):
+	case errors.Is(err, collections.ErrNotFound), errors.Is(err, types.ErrNoEpoch), errors.Is(err, types.ErrInferenceNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, types.ErrNoExecutor):
 		return status.Error(codes.FailedPrecondition, err.Error())
@@ -105,7 +105,11 @@ func (q queryServer) Inference(ctx context.Context, req *types.QueryInferenceReq
 	if err := types.ValidateInferenceID(req.InferenceId); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	inf, err := q.k.Inferences.Get(ctx, req.InferenceId)
+	agent, err := q.k.transferAgentArg(req.TransferAgent)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	inf, err := q.k.Inference(ctx, agent, req.InferenceId)
 	if err != nil {
 		return nil, grpcError(err)
 	}

@@ -129,15 +129,25 @@ func TestQueryInference(t *testing.T) {
 	f := newFixture(t, withParticipants(gp(1, 1, true, "m")))
 	f.begin(1)
 	f.mustStart("q-1", 1, "m")
-	resp, err := f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "q-1"})
+	agent := bech(agentByte)
+	resp, err := f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "q-1", TransferAgent: agent})
 	require.NoError(t, err)
 	require.Equal(t, f.inference("q-1"), resp.Inference)
 
-	_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "q-2"})
+	_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "q-2", TransferAgent: agent})
+	require.Equal(t, codes.NotFound, status.Code(err))
+	require.ErrorContains(t, err, "never started (no inference has been pruned yet)")
+	// Wrong agent: the id is agentByte's, not secondAgentByte's.
+	_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "q-1", TransferAgent: bech(secondAgentByte)})
 	require.Equal(t, codes.NotFound, status.Code(err))
 	for _, bad := range []string{"", "a b", "../etc"} {
-		_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: bad})
+		_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: bad, TransferAgent: agent})
 		require.Equal(t, codes.InvalidArgument, status.Code(err), "id %q", bad)
+	}
+	for _, bad := range []string{"", "infer1bad", "cosmos1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8apuk5"} {
+		_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "q-1", TransferAgent: bad})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "agent %q", bad)
+		require.ErrorContains(t, err, "transfer_agent")
 	}
 	_, err = f.query.Inference(f.ctx, nil)
 	require.Equal(t, codes.InvalidArgument, status.Code(err))

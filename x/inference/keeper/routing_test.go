@@ -206,7 +206,7 @@ func TestHealthStageCheckStartRefusalIsEnforcedByStartInference(t *testing.T) {
 	_, err := f.start("inf-2", 2, "m")
 	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
 	require.ErrorContains(t, err, "excluded by the circuit breaker")
-	has, err := f.k.Inferences.Has(f.ctx, "inf-2")
+	has, err := f.k.Inferences.Has(f.ctx, keeper.NewInferenceKey(addr(agentByte), "inf-2"))
 	require.NoError(t, err)
 	require.False(t, has)
 	f.mustStart("inf-1", 1, "m")

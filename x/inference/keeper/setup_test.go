@@ -97,6 +97,10 @@ type fixture struct {
 	// attested are applied by the next begin.
 	attested []keeper.AttestedSample
 	seq      int
+	// startedBy is the agent of each id the fixture's helpers started
+	// (ids are unique per agent; the helpers' ids are unique outright), so
+	// finish and inference name the inference the test started.
+	startedBy map[string]byte
 }
 
 type config struct {
@@ -207,6 +211,7 @@ func (f *fixture) startAs(agent byte, id string, executor byte, model string) (i
 	if err != nil {
 		return 0, err
 	}
+	f.noteStart(agent, id)
 	return resp.ExpirationHeight, nil
 }
 
@@ -217,9 +222,32 @@ func (f *fixture) mustStart(id string, executor byte, model string) int64 {
 	return exp
 }
 
+// noteStart records that agent started id.
+func (f *fixture) noteStart(agent byte, id string) {
+	if f.startedBy == nil {
+		f.startedBy = map[string]byte{}
+	}
+	f.startedBy[id] = agent
+}
+
+// agentOf is the agent that started id through the fixture (the first
+// agent if none did).
+func (f *fixture) agentOf(id string) byte {
+	if a, ok := f.startedBy[id]; ok {
+		return a
+	}
+	return agentByte
+}
+
+// finish finishes, as signer, the inference id the fixture started.
 func (f *fixture) finish(signer byte, id string) error {
+	return f.finishOf(signer, f.agentOf(id), id)
+}
+
+// finishOf finishes, as signer, agent's inference id.
+func (f *fixture) finishOf(signer, agent byte, id string) error {
 	_, err := f.msg.FinishInference(f.ctx, &types.MsgFinishInference{
-		Creator: bech(signer), InferenceId: id, ResponseHash: "cmVzcG9uc2U=",
+		Creator: bech(signer), TransferAgent: bech(agent), InferenceId: id, ResponseHash: "cmVzcG9uc2U=",
 	})
 	return err
 }
@@ -238,9 +266,10 @@ func (f *fixture) setStatus(i byte, s types.ParticipantStatus) {
 	require.NoError(f.t, f.k.Participants.Set(f.ctx, addr(i), p))
 }
 
+// inference is the inference id the fixture started.
 func (f *fixture) inference(id string) types.Inference {
 	f.t.Helper()
-	inf, err := f.k.Inferences.Get(f.ctx, id)
+	inf, err := f.k.Inference(f.ctx, addr(f.agentOf(id)), id)
 	require.NoError(f.t, err)
 	return inf
 }

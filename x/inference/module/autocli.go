@@ -19,8 +19,9 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 				{RpcMethod: "CurrentEpoch", Use: "current-epoch", Short: "Show the current epoch and its phase"},
 				{RpcMethod: "EpochGroup", Use: "epoch-group", Short: "Show the current epoch group in vote-extension order"},
 				{
-					RpcMethod: "Inference", Use: "inference [inference-id]", Short: "Show one inference",
-					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}},
+					RpcMethod: "Inference", Use: "inference [transfer-agent] [inference-id]",
+					Short:          "Show one inference, named by the transfer agent that started it and its id (ids are unique per agent)",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "transfer_agent"}, {ProtoField: "inference_id"}},
 				},
 				{
 					RpcMethod: "GetRandomExecutor", Use: "random-executor [model] [seed]",
@@ -62,9 +63,9 @@ func (AppModule) AutoCLIOptions() *autocliv1.ModuleOptions {
 					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}, {ProtoField: "model"}, {ProtoField: "executor"}},
 				},
 				{
-					RpcMethod: "FinishInference", Use: "finish-inference [inference-id]",
-					Short:          "Finish an inference, as its executor",
-					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "inference_id"}},
+					RpcMethod: "FinishInference", Use: "finish-inference [transfer-agent] [inference-id]",
+					Short:          "Finish an inference, as its executor; the transfer agent that started it and its id name it",
+					PositionalArgs: []*autocliv1.PositionalArgDescriptor{{ProtoField: "transfer_agent"}, {ProtoField: "inference_id"}},
 				},
 				{
 					RpcMethod: "RegisterTransferAgent", Use: "register-transfer-agent [bond]",

@@ -22,7 +22,7 @@ import (
 )
 
 // ConsensusVersion is bumped on every state-breaking migration.
-const ConsensusVersion = 3
+const ConsensusVersion = 4
 
 var (
 	_ module.AppModuleBasic      = AppModule{}
@@ -77,6 +77,9 @@ func (am AppModule) RegisterServices(cfg module.Configurator) {
 	}
 	if err := cfg.RegisterMigration(types.ModuleName, 2, keeper.NewMigrator(am.keeper).Migrate2to3); err != nil {
 		panic(fmt.Sprintf("register x/inference migration 2 -> 3: %v", err)) // wiring error, at start-up only
+	}
+	if err := cfg.RegisterMigration(types.ModuleName, 3, keeper.NewMigrator(am.keeper).Migrate3to4); err != nil {
+		panic(fmt.Sprintf("register x/inference migration 3 -> 4: %v", err)) // wiring error, at start-up only
 	}
 }
 

@@ -69,10 +69,18 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 		// The executor need not be a participant: one that left keeps its
 		// inferences, and finish and expiry of a departed executor's
 		// in-flight ones count no stats (keeper countOutcome).
-		if _, dup := ids[inf.InferenceId]; dup {
-			return fmt.Errorf("inference %q listed twice", inf.InferenceId)
+		// Ids are unique per transfer agent: two agents may share one.
+		key, err := inferenceKey(ac, inf.TransferAgent, inf.InferenceId)
+		if err != nil {
+			return fmt.Errorf("inference %q: %w", inf.InferenceId, err)
 		}
-		ids[inf.InferenceId] = struct{}{}
+		if _, dup := ids[key]; dup {
+			return fmt.Errorf("inference %q of transfer agent %s listed twice", inf.InferenceId, inf.TransferAgent)
+		}
+		ids[key] = struct{}{}
+	}
+	if gs.InferencesPrunedThrough < 0 || gs.InferencesPrunedThrough > MaxHealthHeight {
+		return fmt.Errorf("inferences_pruned_through must be in [0, %d], got %d", MaxHealthHeight, gs.InferencesPrunedThrough)
 	}
 	if err := gs.validateAgents(ac); err != nil {
 		return err
@@ -199,5 +207,23 @@ func validateInference(ac address.Codec, inf Inference) error {
 	if inf.ExpirationHeight <= inf.StartHeight {
 		return fmt.Errorf("expiration_height must be after start_height")
 	}
+	if inf.StartHeight < 0 || inf.ExpirationHeight > MaxHealthHeight {
+		return fmt.Errorf("heights must be in [0, %d]", MaxHealthHeight)
+	}
+	// A closed inference's prune height is end_height + retention: it
+	// closed at or after its start, at a height far from overflow.
+	if inf.Status != INFERENCE_STATUS_STARTED && (inf.EndHeight < inf.StartHeight || inf.EndHeight > MaxHealthHeight) {
+		return fmt.Errorf("a %s inference needs end_height in [start_height, %d], got %d", inf.Status, MaxHealthHeight, inf.EndHeight)
+	}
 	return nil
+}
+
+// inferenceKey is an inference's identity in a genesis: its transfer
+// agent's address bytes and its id, as the store keys it.
+func inferenceKey(ac address.Codec, agent, id string) (string, error) {
+	bz, err := ac.StringToBytes(agent)
+	if err != nil {
+		return "", fmt.Errorf("transfer agent %q: %w", agent, err)
+	}
+	return fmt.Sprintf("%x/%s", bz, id), nil
 }

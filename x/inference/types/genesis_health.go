@@ -19,9 +19,20 @@ const MaxHealthHeight int64 = 1 << 60
 // STARTED inference of its executor, and pending samples with unique keys
 // below the sequence.
 func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]struct{}) error {
+	// By (agent, id), as the store keys them; Validate has checked the
+	// agents decode.
 	inferences := make(map[string]Inference, len(gs.Inferences))
 	for _, inf := range gs.Inferences {
-		inferences[inf.InferenceId] = inf
+		key, _ := inferenceKey(ac, inf.TransferAgent, inf.InferenceId)
+		inferences[key] = inf
+	}
+	lookup := func(agent, id string) (Inference, bool) {
+		key, err := inferenceKey(ac, agent, id)
+		if err != nil {
+			return Inference{}, false
+		}
+		inf, ok := inferences[key]
+		return inf, ok
 	}
 	seen := make(map[string]struct{}, len(gs.ExecutorHealth))
 	for _, h := range gs.ExecutorHealth {
@@ -50,12 +61,15 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 			}
 		}
 		if h.ProbeInferenceId != "" {
-			probe, ok := inferences[h.ProbeInferenceId]
+			if _, err := CanonicalAddress(ac, h.ProbeAgent); err != nil {
+				return fmt.Errorf("executor_health %s: probe_agent %q: %w", h.Address, h.ProbeAgent, err)
+			}
+			probe, ok := lookup(h.ProbeAgent, h.ProbeInferenceId)
 			// A probe started before its record's last state change would
 			// be ignored as stale and hold the slot until the epoch ends.
 			if !ok || probe.Status != INFERENCE_STATUS_STARTED || probe.Executor != h.Address || probe.StartHeight < h.SinceHeight {
-				return fmt.Errorf("executor_health %s: probe %q is not a STARTED inference of this executor since its PROBE began",
-					h.Address, h.ProbeInferenceId)
+				return fmt.Errorf("executor_health %s: probe %q of transfer agent %s is not a STARTED inference of this executor since its PROBE began",
+					h.Address, h.ProbeInferenceId, h.ProbeAgent)
 			}
 		}
 	}
@@ -84,7 +98,7 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		}
 		// A pending sample is the outcome of a closed inference of its
 		// executor; anything else would count an outcome twice or invent one.
-		inf, ok := inferences[p.Sample.InferenceId]
+		inf, ok := lookup(p.Sample.Agent, p.Sample.InferenceId)
 		wantStatus := INFERENCE_STATUS_FINISHED
 		if p.Sample.Miss {
 			wantStatus = INFERENCE_STATUS_EXPIRED
@@ -129,6 +143,9 @@ func ValidateExecutorHealth(h ExecutorHealth) error {
 		if err := ValidateInferenceID(h.ProbeInferenceId); err != nil {
 			return fmt.Errorf("probe_inference_id: %w", err)
 		}
+	}
+	if (h.ProbeAgent == "") != (h.ProbeInferenceId == "") {
+		return fmt.Errorf("probe_agent and probe_inference_id name the probe together: set both or neither")
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func healthGenesis() types.GenesisState {
 		{Address: bech(1), State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 12, SinceHeight: 12, CooldownBlocks: 50, Exclusions: 1,
 			Reason: types.HEALTH_REASON_CONSECUTIVE_MISSES},
 		{Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 3, SinceHeight: 11, CooldownBlocks: 8, Exclusions: 1,
-			ProbeInferenceId: "i-1", Traffic: types.SampleWindow{Bits: 1, Count: 3},
+			ProbeInferenceId: "i-1", ProbeAgent: bech(9), Traffic: types.SampleWindow{Bits: 1, Count: 3},
 			TrafficOutcomes: 3, AttestedMissAt: 11, RecentMisses: []types.TrafficMiss{
 				{Agent: bech(9), Outcome: 1, StartHeight: 4, EndHeight: 14},
 				{Agent: bech(8), Outcome: 2, StartHeight: 5, EndHeight: 15, Counted: true},
@@ -73,6 +73,12 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		{"pending sample with another start height", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.StartHeight = 9 }, "not the outcome"},
 		{"huge cooldown", func(gs *types.GenesisState) { gs.ExecutorHealth[0].CooldownBlocks = 1 << 62 }, "cooldown"},
 		{"probe id outside PROBE", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ProbeInferenceId = "i-1" }, "probe_inference_id"},
+		{"probe without its agent", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeAgent = "" }, "set both or neither"},
+		{"probe agent without a probe", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ProbeAgent = bech(9) }, "set both or neither"},
+		{"probe agent malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeAgent = "x" }, "probe_agent"},
+		// Probe hijack by id collision: another agent's inference with the
+		// probe's id is not the probe.
+		{"probe named by the wrong agent", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeAgent = bech(8) }, "not a STARTED inference"},
 		{"probe id malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].ProbeInferenceId = "a b" }, "probe_inference_id"},
 		{"pending bad executor", func(gs *types.GenesisState) { gs.PendingSamples[0].Executor = "x" }, "executor"},
 		{"pending non-participant", func(gs *types.GenesisState) { gs.PendingSamples[0].Executor = bech(9) }, "neither a participant"},
@@ -82,6 +88,7 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		{"pending at or above the sequence", func(gs *types.GenesisState) { gs.SampleSequence = 4 }, "sample_sequence"},
 		{"pending bad inference id", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.InferenceId = "" }, "pending sample"},
 		{"pending sample of another agent", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.Agent = bech(8) }, "not the outcome"},
+
 		{"pending sample with another end height", func(gs *types.GenesisState) { gs.PendingSamples[0].Sample.EndHeight = 19 }, "not the outcome"},
 		{"ledger agent malformed", func(gs *types.GenesisState) { gs.ExecutorHealth[1].RecentMisses[0].Agent = "x" }, "recent miss agent"},
 		{"ledger miss numbered at the counter", func(gs *types.GenesisState) { gs.ExecutorHealth[1].TrafficOutcomes = 2 }, "not below traffic_outcomes"},
@@ -104,5 +111,61 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.mention)
 		})
+	}
+}
+
+// Ids are unique per transfer agent: two agents' inferences of one id are
+// two inferences, a pending sample and a probe name theirs by (agent, id),
+// and only the same (agent, id) twice is a duplicate.
+func TestGenesisValidateKeysInferencesByAgentAndID(t *testing.T) {
+	gs := healthGenesis()
+	// Agent 8 also ran "i-2" and "i-1", on other executors, finished.
+	for _, inf := range gs.Inferences {
+		other := inf
+		other.TransferAgent, other.Executor = bech(8), bech(1)
+		other.Status, other.EndHeight = types.INFERENCE_STATUS_FINISHED, other.ExpirationHeight-1
+		gs.Inferences = append(gs.Inferences, other)
+	}
+	require.NoError(t, gs.Validate(ac), "one id under two agents")
+
+	// The pending sample is agent 9's miss: pointing it at agent 8 (whose
+	// "i-2" finished) no longer matches.
+	bad := gs
+	bad.PendingSamples = []types.PendingSampleEntry{gs.PendingSamples[0]}
+	bad.PendingSamples[0].Sample.Agent = bech(8)
+	require.ErrorContains(t, bad.Validate(ac), "not the outcome")
+
+	// Probe hijack by id collision: agent 8's "i-1" is not agent 9's probe.
+	hijack := gs
+	hijack.ExecutorHealth = append([]types.ExecutorHealth(nil), gs.ExecutorHealth...)
+	hijack.ExecutorHealth[1].ProbeAgent = bech(8)
+	require.ErrorContains(t, hijack.Validate(ac), "not a STARTED inference")
+
+	dup := gs
+	dup.Inferences = append(append([]types.Inference(nil), gs.Inferences...), gs.Inferences[len(gs.Inferences)-1])
+	require.ErrorContains(t, dup.Validate(ac), "listed twice")
+}
+
+// A closed inference needs the end height its prune height is derived
+// from, and the last pruned height is a height.
+func TestGenesisValidateChecksPruningInputs(t *testing.T) {
+	gs := validGenesis()
+	closed := gs.Inferences[0]
+	closed.InferenceId, closed.Status, closed.EndHeight = "closed", types.INFERENCE_STATUS_EXPIRED, 21
+	gs.Inferences = append(gs.Inferences, closed)
+	gs.InferencesPrunedThrough = 5
+	require.NoError(t, gs.Validate(ac))
+
+	for name, edit := range map[string]func(*types.GenesisState){
+		"closed without an end height":   func(gs *types.GenesisState) { gs.Inferences[1].EndHeight = 0 },
+		"closed before it started":       func(gs *types.GenesisState) { gs.Inferences[1].EndHeight = 10 },
+		"end height beyond the bound":    func(gs *types.GenesisState) { gs.Inferences[1].EndHeight = types.MaxHealthHeight + 1 },
+		"negative last pruned height":    func(gs *types.GenesisState) { gs.InferencesPrunedThrough = -1 },
+		"last pruned height beyond them": func(gs *types.GenesisState) { gs.InferencesPrunedThrough = types.MaxHealthHeight + 1 },
+	} {
+		bad := gs
+		bad.Inferences = append([]types.Inference(nil), gs.Inferences...)
+		edit(&bad)
+		require.Error(t, bad.Validate(ac), name)
 	}
 }

@@ -59,7 +59,7 @@ func TestGenesisValidateAcceptsEveryStatusAndNoEpoch(t *testing.T) {
 	gs.Participants[2].Status = types.PARTICIPANT_STATUS_INVALID
 	for _, s := range []types.InferenceStatus{types.INFERENCE_STATUS_FINISHED, types.INFERENCE_STATUS_EXPIRED} {
 		inf := gs.Inferences[0]
-		inf.InferenceId, inf.Status = "i-"+s.String(), s
+		inf.InferenceId, inf.Status, inf.EndHeight = "i-"+s.String(), s, 15
 		gs.Inferences = append(gs.Inferences, inf)
 	}
 	require.NoError(t, gs.Validate(ac))

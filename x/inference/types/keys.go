@@ -30,6 +30,7 @@ var (
 	TransferAgentsPrefix   = collections.NewPrefix(16)
 	LeavingAgentsPrefix    = collections.NewPrefix(17)
 	TransferAgentCountKey  = collections.NewPrefix(18)
-	// 19 and 20 belong to inference pruning.
+	PruneIndexPrefix       = collections.NewPrefix(19)
+	PrunedThroughKey       = collections.NewPrefix(20)
 	LeavingParticipantsPrefix = collections.NewPrefix(21)
 )

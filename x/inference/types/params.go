@@ -84,6 +84,22 @@ const (
 
 	// MaxEpochLength keeps heights computed from params far from int64 overflow.
 	MaxEpochLength uint64 = 1_000_000_000
+
+	// DefaultInferenceRetentionEpochs keeps a closed inference for two
+	// epochs after the block that closed it: long enough for agents and
+	// clients to read an outcome of the last epoch, short enough that the
+	// store holds about 2 x epoch_length blocks of traffic. Measured by
+	// TestStoredInferenceBytes: a closed inference with typical inputs (a
+	// 36-byte UUID id, 64-hex prompt and response hashes, a 21-byte model
+	// name) stores about 420 bytes (key and value 353, prune-index entry
+	// 66), so at the default epoch_length of 2,000 blocks each inference
+	// per block of steady traffic holds about 4,000 x 420 = 1.7 MB of
+	// state (170 MB at 100 a block), where version 3 grew without bound.
+	DefaultInferenceRetentionEpochs uint64 = 2
+	// MaxInferenceRetentionEpochs bounds inference_retention_epochs so that
+	// a prune height (end height + retention x epoch_length, at most 10^12
+	// blocks past it with MaxEpochLength) stays far from int64 overflow.
+	MaxInferenceRetentionEpochs uint64 = 1_000
 )
 
 // DefaultParams returns the parameters of a new chain.
@@ -119,6 +135,7 @@ func DefaultParams() Params {
 
 		ParticipantMinBond:       sdk.NewInt64Coin(DefaultParticipantBondDenom, DefaultParticipantMinBondAmount),
 		ParticipantBondPerWeight: math.NewInt(DefaultParticipantBondPerWeight),
+		InferenceRetentionEpochs: DefaultInferenceRetentionEpochs,
 	}
 }
 
@@ -145,7 +162,20 @@ func (p Params) Validate() error {
 	if err := p.ValidateParticipantBonds(); err != nil {
 		return err
 	}
+	if p.InferenceRetentionEpochs < 1 || p.InferenceRetentionEpochs > MaxInferenceRetentionEpochs {
+		// At least one epoch: an outcome stays readable after the block
+		// that closed it, and nothing the breaker still holds (a pending
+		// sample, a probe) can name a pruned inference.
+		return fmt.Errorf("inference_retention_epochs must be in [1, %d], got %d", MaxInferenceRetentionEpochs, p.InferenceRetentionEpochs)
+	}
 	return p.validateAgents()
+}
+
+// RetentionBlocks is how many blocks after its close a closed inference is
+// kept: inference_retention_epochs x epoch_length, at most 10^12 for
+// validated params.
+func (p Params) RetentionBlocks() int64 {
+	return int64(min(p.InferenceRetentionEpochs, MaxInferenceRetentionEpochs) * min(p.EpochLength, MaxEpochLength))
 }
 
 // validateAgents checks the transfer-agent and traffic-evidence params.

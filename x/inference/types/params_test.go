@@ -77,6 +77,10 @@ func TestParamsValidateAcceptsBoundaries(t *testing.T) {
 		{"max cooldown one below the epoch", func(p *types.Params) { p.HealthCbMaxCooldownBlocks = p.EpochLength - 1 }},
 		{"cap 1% and shadow mode", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct, p.HealthCbEnforce = 1, false }},
 		{"cap 100%", func(p *types.Params) { p.HealthCbMaxExcludedWeightPct = 100 }},
+		{"retention one epoch", func(p *types.Params) { p.InferenceRetentionEpochs = 1 }},
+		{"longest retention of the longest epoch", func(p *types.Params) {
+			p.InferenceRetentionEpochs, p.EpochLength = types.MaxInferenceRetentionEpochs, types.MaxEpochLength
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +101,11 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 		mention string
 	}{
 		{"epoch_length 0", func(p *types.Params) { p.EpochLength = 0 }, "epoch_length"},
+		{"inference_retention_epochs 0", func(p *types.Params) { p.InferenceRetentionEpochs = 0 }, "inference_retention_epochs must be in [1, 1000]"},
+		{"inference_retention_epochs over max", func(p *types.Params) {
+			p.InferenceRetentionEpochs = types.MaxInferenceRetentionEpochs + 1
+		}, "inference_retention_epochs"},
+		{"inference_retention_epochs max uint64", func(p *types.Params) { p.InferenceRetentionEpochs = ^uint64(0) }, "inference_retention_epochs"},
 		{"epoch_length 1", func(p *types.Params) { p.EpochLength = 1 }, "epoch_length"},
 		{"epoch_length over max", func(p *types.Params) { p.EpochLength = types.MaxEpochLength + 1 }, "epoch_length"},
 		{"epoch_length max uint64", func(p *types.Params) { p.EpochLength = ^uint64(0) }, "epoch_length"},
@@ -254,4 +263,17 @@ func TestMsgUpdateParamsValidateBasic(t *testing.T) {
 	bad.Params.HealthCbMinSamples = 0
 	err := bad.ValidateBasic()
 	require.ErrorContains(t, err, "health_cb_min_samples")
+}
+
+// A prune height (end height + retention blocks) stays far from int64
+// overflow for any validated params and any height genesis accepts.
+func TestRetentionBlocksStayFarFromOverflow(t *testing.T) {
+	p := types.DefaultParams()
+	p.InferenceRetentionEpochs, p.EpochLength = types.MaxInferenceRetentionEpochs, types.MaxEpochLength
+	p.HealthCbMaxCooldownBlocks = 1
+	p.HealthCbInitialCooldownBlocks = 1
+	require.NoError(t, p.Validate())
+	require.Equal(t, int64(1_000_000_000_000), p.RetentionBlocks())
+	require.Less(t, types.MaxHealthHeight, int64(1)<<62-p.RetentionBlocks(), "end height + retention fits with room to spare")
+	require.Equal(t, int64(types.DefaultInferenceRetentionEpochs*types.DefaultEpochLength), types.DefaultParams().RetentionBlocks())
 }

@@ -188,6 +188,17 @@ func request_Query_Inference_0(ctx context.Context, marshaler runtime.Marshaler,
 		_   = err
 	)
 
+	val, ok = pathParams["transfer_agent"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "transfer_agent")
+	}
+
+	protoReq.TransferAgent, err = runtime.String(val)
+
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "transfer_agent", err)
+	}
+
 	val, ok = pathParams["inference_id"]
 	if !ok {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "inference_id")
@@ -214,6 +225,17 @@ func local_request_Query_Inference_0(ctx context.Context, marshaler runtime.Mars
 		err error
 		_   = err
 	)
+
+	val, ok = pathParams["transfer_agent"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "transfer_agent")
+	}
+
+	protoReq.TransferAgent, err = runtime.String(val)
+
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "transfer_agent", err)
+	}
 
 	val, ok = pathParams["inference_id"]
 	if !ok {
@@ -981,7 +1003,7 @@ var (
 
 	pattern_Query_EpochGroup_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"inferenced", "inference", "v1", "epoch", "group"}, "", runtime.AssumeColonVerbOpt(false)))
 
-	pattern_Query_Inference_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"inferenced", "inference", "v1", "inferences", "inference_id"}, "", runtime.AssumeColonVerbOpt(false)))
+	pattern_Query_Inference_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 1, 0, 4, 1, 5, 4, 1, 0, 4, 1, 5, 5}, []string{"inferenced", "inference", "v1", "inferences", "transfer_agent", "inference_id"}, "", runtime.AssumeColonVerbOpt(false)))
 
 	pattern_Query_GetRandomExecutor_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"inferenced", "inference", "v1", "random_executor"}, "", runtime.AssumeColonVerbOpt(false)))
 
