@@ -5,7 +5,7 @@
 # LOAD_RATE inferences per block as `make localnet` runs it, and every
 # SAMPLE_BLOCKS blocks one line of node0's data/ directories in KiB:
 #
-#   height base application.db blockstore.db state.db snapshots total
+#   height base application.db blockstore.db state.db tx_index.db cs.wal snapshots total
 #
 # base is CometBFT's earliest stored block (it rises once blocks are pruned).
 # At the end: each directory's growth per 1,000 blocks between the first
@@ -72,12 +72,12 @@ loadgen_pid=$!
 status() { curl -fsS --max-time 2 "$rpc/status" | jq -r ".result.sync_info.$1" 2>/dev/null || echo 0; }
 kib() { if [ -e "$1" ]; then du -sk "$1" | cut -f1; else echo 0; fi; }
 
-printf 'height base application.db blockstore.db state.db snapshots total\n'
+printf 'height base application.db blockstore.db state.db tx_index.db cs.wal snapshots total\n'
 first="" last="" next=$SAMPLE_BLOCKS started=$(date +%s)
 while :; do
   h=$(status latest_block_height)
   if [ "$h" -ge "$next" ]; then
-    line="$h $(status earliest_block_height) $(kib "$data/application.db") $(kib "$data/blockstore.db") $(kib "$data/state.db") $(kib "$data/snapshots") $(kib "$data")"
+    line="$h $(status earliest_block_height) $(kib "$data/application.db") $(kib "$data/blockstore.db") $(kib "$data/state.db") $(kib "$data/tx_index.db") $(kib "$data/cs.wal") $(kib "$data/snapshots") $(kib "$data")"
     printf '%s\n' "$line"
     [ -z "$first" ] && [ "$h" -ge "$WARMUP_BLOCKS" ] && first=$line
     last=$line
@@ -90,13 +90,16 @@ done
 elapsed=$(($(date +%s) - started))
 
 # Growth per 1,000 blocks, first counted sample to last (KiB).
-read -r h0 _ a0 b0 s0 n0 t0 <<<"$first"
-read -r h1 _ a1 b1 s1 n1 t1 <<<"$last"
+read -r h0 _ a0 b0 s0 x0 w0 n0 t0 <<<"$first"
+read -r h1 _ a1 b1 s1 x1 w1 n1 t1 <<<"$last"
 per() { echo $(((($2) - ($1)) * 1000 / (h1 - h0))); }
-printf 'growth per 1000 blocks (KiB), heights %d-%d: application.db %d  blockstore.db %d  state.db %d  snapshots %d  total %d\n' \
-  "$h0" "$h1" "$(per "$a0" "$a1")" "$(per "$b0" "$b1")" "$(per "$s0" "$s1")" "$(per "$n0" "$n1")" "$(per "$t0" "$t1")"
+printf 'growth per 1000 blocks (KiB), heights %d-%d: application.db %d  blockstore.db %d  state.db %d  tx_index.db %d  cs.wal %d  snapshots %d  total %d\n' \
+  "$h0" "$h1" "$(per "$a0" "$a1")" "$(per "$b0" "$b1")" "$(per "$s0" "$s1")" "$(per "$x0" "$x1")" "$(per "$w0" "$w1")" "$(per "$n0" "$n1")" "$(per "$t0" "$t1")"
 printf 'blocks %d in %d s (%d ms a block), load %s inferences per block\n' "$h1" "$elapsed" "$((elapsed * 1000 / h1))" "$LOAD_RATE"
-grep -E 'started|finished|summary' "$LOCALNET_HOME/logs/loadgen.log" | tail -n 3 || true
+# The load driver's summary (printed when it stops): its starts and their fate.
+{ kill "$loadgen_pid" && wait "$loadgen_pid"; } 2>/dev/null || true
+loadgen_pid=""
+sed -n '/^agent /,$p' "$LOCALNET_HOME/logs/loadgen.log"
 if [ -d "$data/snapshots" ]; then
   for d in "$data"/snapshots/*/; do
     case "$(basename "$d")" in metadata.db) continue ;; esac

@@ -56,6 +56,10 @@
 #   SNAPSHOT_INTERVAL, SNAPSHOT_KEEP_RECENT  app.toml [state-sync]: take a
 #                      state sync snapshot every N blocks, keep the last K
 #                      (unset: the binary's defaults, no snapshots)
+#   TX_INDEXER         config.toml [tx_index] indexer: kv | null (null: no
+#                      tx_index.db, but no tx lookup by hash)      (kv)
+#   DISCARD_ABCI_RESPONSES  config.toml [storage] discard_abci_responses:
+#                      true keeps no block results in state.db     (false)
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #
@@ -115,6 +119,8 @@ PRUNING_INTERVAL=${PRUNING_INTERVAL:-}
 MIN_RETAIN_BLOCKS=${MIN_RETAIN_BLOCKS:-}
 SNAPSHOT_INTERVAL=${SNAPSHOT_INTERVAL:-}
 SNAPSHOT_KEEP_RECENT=${SNAPSHOT_KEEP_RECENT:-}
+TX_INDEXER=${TX_INDEXER:-}
+DISCARD_ABCI_RESPONSES=${DISCARD_ABCI_RESPONSES:-}
 CHAIN_ID=${CHAIN_ID:-inferenced-local}
 KEYS="$HOME_DIR/keys"
 KR=(--keyring-backend test --keyring-dir "$KEYS")
@@ -316,6 +322,8 @@ init_network() {
     [ -z "$MIN_RETAIN_BLOCKS" ] || toml_set "$app" "" min-retain-blocks "$MIN_RETAIN_BLOCKS"
     [ -z "$SNAPSHOT_INTERVAL" ] || toml_set "$app" state-sync snapshot-interval "$SNAPSHOT_INTERVAL"
     [ -z "$SNAPSHOT_KEEP_RECENT" ] || toml_set "$app" state-sync snapshot-keep-recent "$SNAPSHOT_KEEP_RECENT"
+    [ -z "$TX_INDEXER" ] || toml_set "$cfg" tx_index indexer "\"$TX_INDEXER\""
+    [ -z "$DISCARD_ABCI_RESPONSES" ] || toml_set "$cfg" storage discard_abci_responses "$DISCARD_ABCI_RESPONSES"
     "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
     "$BIN" config set client keyring-backend test --home "$h" >/dev/null
     "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null

@@ -105,10 +105,12 @@ func storedInferences(ctx sdk.Context, k keeper.Keeper) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("iterate inferences: %w", err)
 	}
-	defer it.Close()
 	n := 0
 	for ; it.Valid(); it.Next() {
 		n++
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("close inference iterator: %w", err)
 	}
 	return n, nil
 }

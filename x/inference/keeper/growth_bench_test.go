@@ -148,11 +148,11 @@ func (r *growthRun) block(h int64, beforeEnd func(sdk.Context)) {
 func (r *growthRun) size() storeSize {
 	var s storeSize
 	it := r.tc.CMS.GetCommitKVStore(r.key).Iterator(nil, nil)
-	defer it.Close()
 	for ; it.Valid(); it.Next() {
 		s.keys++
 		s.bytes += len(it.Key()) + len(it.Value())
 	}
+	require.NoError(r.b, it.Close())
 	n, err := storedInferences(r.tc.Ctx, r.k)
 	require.NoError(r.b, err)
 	s.inferences = n
