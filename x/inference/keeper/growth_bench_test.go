@@ -7,6 +7,7 @@ import (
 
 	pruningtypes "cosmossdk.io/store/pruning/types"
 	storetypes "cosmossdk.io/store/types"
+	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cosmos/cosmos-sdk/testutil"
@@ -53,11 +54,14 @@ func growthAgents() []sdk.AccAddress {
 	return out
 }
 
+// expiredEventType is the event an expiry emits.
+var expiredEventType = proto.MessageName(&types.EventInferenceExpired{})
+
 // storeSize is the module store's committed contents.
 type storeSize struct{ keys, bytes, inferences int }
 
 type growthRun struct {
-	b      *testing.B
+	b      testing.TB
 	k      keeper.Keeper
 	tc     testutil.TestContext
 	key    storetypes.StoreKey
@@ -69,6 +73,10 @@ type growthRun struct {
 	next  uint64
 	// finishes are the starts to finish by height, with their agent.
 	finishes map[int64][]growthStart
+	// expiring are the heights at which the unfinished starts expire;
+	// expired counts the expiry events the keeper emitted.
+	expiring []int64
+	expired  int
 }
 
 type growthStart struct {
@@ -76,7 +84,7 @@ type growthStart struct {
 	exec, agent sdk.AccAddress
 }
 
-func newGrowthRun(b *testing.B, retention uint64) *growthRun {
+func newGrowthRun(b testing.TB, retention uint64) *growthRun {
 	p := types.DefaultParams()
 	p.EpochLength, p.PocPhaseBlocks, p.ExpirationBlocks = growthEpochLength, 0, growthExpiration
 	// The localnet's cooldowns: they must stay below the epoch.
@@ -131,16 +139,23 @@ func (r *growthRun) block(h int64, beforeEnd func(sdk.Context)) {
 		cc, write := ctx.CacheContext()
 		require.NoError(b, startGrowth(k, cc, s.agent, s.exec, s.id), "block %d: start %s", h, s.id)
 		write()
-		if j%growthExpireEvery != 0 {
-			// Finished 1 to 3 blocks later, well before the expiration.
-			at := h + 1 + int64(j%3)
-			r.finishes[at] = append(r.finishes[at], s)
+		if j%growthExpireEvery == 0 {
+			r.expiring = append(r.expiring, h+growthExpiration)
+			continue
 		}
+		// Finished 1 to 3 blocks later, well before the expiration.
+		at := h + 1 + int64(j%3)
+		r.finishes[at] = append(r.finishes[at], s)
 	}
 	if beforeEnd != nil {
 		beforeEnd(ctx)
 	}
 	require.NoError(b, blockEnd(ctx, k), "block %d: end block", h)
+	for _, ev := range ctx.EventManager().Events() {
+		if ev.Type == expiredEventType {
+			r.expired++
+		}
+	}
 	r.tc.CMS.Commit()
 }
 
