@@ -34,10 +34,17 @@ const (
 	// prime to the 100 executors, so the misses (4.8%) spread evenly over
 	// them and stay under the SPRT's and the trip rules' thresholds.
 	growthExpireEvery = 21
-	// growthDefaultRetention keeps the current epoch and one before: the
-	// retention window is full by the end of epoch 2, so epoch 10's state
-	// is comparable (GROWTH_RETENTION_EPOCHS overrides).
-	growthDefaultRetention = 1
+	// growthDefaultRetention is 2 epochs (the param's default on helper
+	// I's branch): an inference is pruned 2 epochs after the block that
+	// closed it, so the retention window is full exactly at the end of
+	// epoch 2 and epoch 10's state is comparable (GROWTH_RETENTION_EPOCHS
+	// overrides).
+	growthDefaultRetention = 2
+	// Every block at height 5 mod growthQuietEvery closes nothing: no
+	// finish lands in it and none of its starts is left to expire (so no
+	// expiry lands on it either). With pruning by close height, the block
+	// a retention later has nothing due: the idle sample of the pair.
+	growthQuietEvery = 10
 )
 
 // growthAgents are three bonded transfer agents, 0xA1… to 0xA3…, used in
@@ -139,12 +146,16 @@ func (r *growthRun) block(h int64, beforeEnd func(sdk.Context)) {
 		cc, write := ctx.CacheContext()
 		require.NoError(b, startGrowth(k, cc, s.agent, s.exec, s.id), "block %d: start %s", h, s.id)
 		write()
-		if j%growthExpireEvery == 0 {
+		if j%growthExpireEvery == 0 && !quiet(h) {
 			r.expiring = append(r.expiring, h+growthExpiration)
 			continue
 		}
-		// Finished 1 to 3 blocks later, well before the expiration.
+		// Finished 1 to 4 blocks later, well before the expiration, never
+		// in a quiet block.
 		at := h + 1 + int64(j%3)
+		if quiet(at) {
+			at++
+		}
 		r.finishes[at] = append(r.finishes[at], s)
 	}
 	if beforeEnd != nil {
@@ -157,6 +168,19 @@ func (r *growthRun) block(h int64, beforeEnd func(sdk.Context)) {
 		}
 	}
 	r.tc.CMS.Commit()
+}
+
+// quiet reports whether block h closes no inference.
+func quiet(h int64) bool { return h%growthQuietEvery == 5 }
+
+// expiresAt reports whether an inference expires in block h.
+func (r *growthRun) expiresAt(h int64) bool {
+	for _, at := range r.expiring {
+		if at == h {
+			return true
+		}
+	}
+	return false
 }
 
 // size walks the whole committed module store.
@@ -188,10 +212,11 @@ func (r *growthRun) prunes(ctx sdk.Context) bool {
 
 // BenchmarkGrowth runs 10 epochs of steady load through the keeper and
 // reports the module store after epoch 2 and after epoch 10 (sub-benchmark
-// state), then runs epoch 11 and times the block's end in the first block
-// that prunes and the first that does not, on copies of those very blocks
-// (end-block/prunes, end-block/idle). Retention: GROWTH_RETENTION_EPOCHS
-// (default 1). `make growth` runs it.
+// state), then runs epoch 11 and times the block's end, on copies of the
+// very blocks, in the first block that prunes and expires nothing
+// (end-block/prunes) and the first quiet block, which has nothing to prune
+// or expire (end-block/idle). Retention: GROWTH_RETENTION_EPOCHS (default
+// 2). `make growth` runs it.
 func BenchmarkGrowth(b *testing.B) {
 	retention := uint64(growthDefaultRetention)
 	if s := os.Getenv("GROWTH_RETENTION_EPOCHS"); s != "" {
@@ -227,10 +252,6 @@ func BenchmarkGrowth(b *testing.B) {
 		b.ReportMetric(float64(at10.bytes), "bytes@e10")
 		b.ReportMetric(float64(at10.bytes)/float64(at2.bytes), "bytes-e10/e2")
 	})
-	// Epoch 11: find a block whose end prunes and one whose end does not,
-	// and time each block's end on a copy of that block, b.N times.
-	var pruning, idle int
-	idleTimed := false
 	timeEnd := func(ctx sdk.Context, name string) {
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
@@ -241,21 +262,24 @@ func BenchmarkGrowth(b *testing.B) {
 			}
 		})
 	}
+	var pruning, idle int
+	prunedTimed, idleTimed := false, false
 	first := int64(growthEpochs*growthEpochLength + 1)
 	for h := first; h < first+growthEpochLength; h++ {
 		r.block(h, func(ctx sdk.Context) {
-			switch {
-			case r.prunes(ctx):
-				if pruning++; pruning == 1 {
-					timeEnd(ctx, "end-block/prunes")
-				}
-			default:
+			prunes := r.prunes(ctx)
+			if prunes {
+				pruning++
+			} else {
 				idle++
-				// The boundary block also opened the epoch: not the idle sample.
-				if !idleTimed && h != first {
-					idleTimed = true
-					timeEnd(ctx, "end-block/idle")
-				}
+			}
+			switch {
+			case prunes && !prunedTimed && !r.expiresAt(h):
+				prunedTimed = true
+				timeEnd(ctx, "end-block/prunes")
+			case !prunes && !idleTimed && quiet(h):
+				idleTimed = true
+				timeEnd(ctx, "end-block/idle")
 			}
 		})
 	}
