@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint bench bench-unit bench-scale localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
 
 all: build
 
@@ -22,6 +22,8 @@ help:
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
 	@echo "make test-scale   the 1,000-executor scenario (tests/e2e/scale_test.go) after its 6-executor baseline"
 	@echo "make bench        micro-benchmarks (make bench-unit), then the scale figures beside their baselines (make bench-scale)"
+	@echo "make growth       10 epochs of steady load in-process: store keys and bytes at epochs 2 and 10, the block end with and without pruning"
+	@echo "make localnet-disk  a localnet under load: data/ growth per 1,000 blocks (README.md, \"Disk\"; its knobs are the localnet's)"
 	@echo "make sim          the outage simulator: prints its table, rewrites docs/simulation/ (table.md, outage.svg)"
 	@echo "make sim-sweep    the traffic trip-rule calibration table the defaults come from"
 	@echo "make localnet     build and run a 4-validator localnet with executors and load, show the breaker (Ctrl-C stops)"
@@ -125,9 +127,9 @@ fuzz:
 # scale benchmarks run on their own with a fixed count: one iteration of
 # BenchmarkSelectionQuery is a block of 290 queries, of BlockSizes the whole
 # size table, of AttestationBlock one block's attestation work.
-SCALE_BENCHES := SelectionQuery|BlockSizes|AttestationBlock|MonitorScale
+SCALE_BENCHES := SelectionQuery|BlockSizes|AttestationBlock|MonitorScale|Growth
 
-bench: bench-unit bench-scale
+bench: bench-unit bench-scale growth
 
 bench-unit:
 	$(GO) test -run '^$$' -bench . -skip '^Benchmark($(SCALE_BENCHES))$$' -benchmem ./x/inference/... ./abci/... ./monitor/
@@ -141,6 +143,20 @@ bench-scale:
 	$(GO) test -run '^$$' -bench '^BenchmarkAttestationBlock$$' -benchtime 40x ./abci/preblock/
 	$(GO) test -run '^$$' -bench '^BenchmarkSelectionQuery$$' -benchtime 100x ./x/inference/keeper/
 	bash scripts/bench-monitor.sh
+
+# The growth benchmark (x/inference/keeper/growth_bench_test.go), about 40 s:
+# 10 epochs of 20 inferences a block through the keeper, the module store's
+# keys and bytes after epochs 2 and 10, then the block end's cost in a block
+# that prunes and in one that does not. GROWTH_RETENTION_EPOCHS sets the
+# retention (default 1).
+growth:
+	$(GO) test -run '^$$' -bench '^BenchmarkGrowth$$' -benchmem -v ./x/inference/keeper/
+
+# Disk growth of a localnet node under load (scripts/localnet-disk.sh), under
+# the one-network lock; PRUNING, MIN_RETAIN_BLOCKS, SNAPSHOT_* ... as for the
+# localnet.
+localnet-disk: build
+	LOCALNET_BIN_DIR=$(BUILD_DIR) flock /tmp/inferenced-net.lock bash scripts/localnet-disk.sh
 
 localnet: build
 	bash scripts/localnet-run.sh

@@ -46,6 +46,20 @@
 #   CHAIN_ID           chain id                           (inferenced-local)
 #   MONITOR_OFF_NODES  validators (0-based, space-separated) whose health
 #                      monitor is disabled: they abstain         (none)
+#   PRUNING            app.toml pruning: default | nothing | everything | custom
+#                      (unset: the binary's default, "default")
+#   PRUNING_KEEP_RECENT, PRUNING_INTERVAL  app.toml pruning-keep-recent and
+#                      pruning-interval, read only when PRUNING=custom
+#   MIN_RETAIN_BLOCKS  app.toml min-retain-blocks: let CometBFT prune blocks
+#                      older than this (0 keeps all; bounded below by the
+#                      genesis evidence max_age_num_blocks, README "Disk")
+#   SNAPSHOT_INTERVAL, SNAPSHOT_KEEP_RECENT  app.toml [state-sync]: take a
+#                      state sync snapshot every N blocks, keep the last K
+#                      (unset: the binary's defaults, no snapshots)
+#   TX_INDEXER         config.toml [tx_index] indexer: kv | null (null: no
+#                      tx_index.db, but no tx lookup by hash)      (kv)
+#   DISCARD_ABCI_RESPONSES  config.toml [storage] discard_abci_responses:
+#                      true keeps no block results in state.db     (false)
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #
@@ -99,6 +113,14 @@ MONITOR_VERDICT_TTL=${MONITOR_VERDICT_TTL:-2s}
 MONITOR_MAX_CONCURRENCY=${MONITOR_MAX_CONCURRENCY:-}
 TELEMETRY=${TELEMETRY:-1}
 MONITOR_OFF_NODES=${MONITOR_OFF_NODES:-}
+PRUNING=${PRUNING:-}
+PRUNING_KEEP_RECENT=${PRUNING_KEEP_RECENT:-}
+PRUNING_INTERVAL=${PRUNING_INTERVAL:-}
+MIN_RETAIN_BLOCKS=${MIN_RETAIN_BLOCKS:-}
+SNAPSHOT_INTERVAL=${SNAPSHOT_INTERVAL:-}
+SNAPSHOT_KEEP_RECENT=${SNAPSHOT_KEEP_RECENT:-}
+TX_INDEXER=${TX_INDEXER:-}
+DISCARD_ABCI_RESPONSES=${DISCARD_ABCI_RESPONSES:-}
 CHAIN_ID=${CHAIN_ID:-inferenced-local}
 KEYS="$HOME_DIR/keys"
 KR=(--keyring-backend test --keyring-dir "$KEYS")
@@ -306,6 +328,16 @@ init_network() {
     if [[ " $MONITOR_OFF_NODES " == *" $i "* ]]; then
       toml_set "$app" health-monitor enabled false
     fi
+    # State and block-store size (README.md, "Disk"): each unset knob
+    # keeps the binary's default.
+    [ -z "$PRUNING" ] || toml_set "$app" "" pruning "\"$PRUNING\""
+    [ -z "$PRUNING_KEEP_RECENT" ] || toml_set "$app" "" pruning-keep-recent "\"$PRUNING_KEEP_RECENT\""
+    [ -z "$PRUNING_INTERVAL" ] || toml_set "$app" "" pruning-interval "\"$PRUNING_INTERVAL\""
+    [ -z "$MIN_RETAIN_BLOCKS" ] || toml_set "$app" "" min-retain-blocks "$MIN_RETAIN_BLOCKS"
+    [ -z "$SNAPSHOT_INTERVAL" ] || toml_set "$app" state-sync snapshot-interval "$SNAPSHOT_INTERVAL"
+    [ -z "$SNAPSHOT_KEEP_RECENT" ] || toml_set "$app" state-sync snapshot-keep-recent "$SNAPSHOT_KEEP_RECENT"
+    [ -z "$TX_INDEXER" ] || toml_set "$cfg" tx_index indexer "\"$TX_INDEXER\""
+    [ -z "$DISCARD_ABCI_RESPONSES" ] || toml_set "$cfg" storage discard_abci_responses "$DISCARD_ABCI_RESPONSES"
     "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
     "$BIN" config set client keyring-backend test --home "$h" >/dev/null
     "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null
