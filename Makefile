@@ -148,7 +148,7 @@ bench-scale:
 # 10 epochs of 20 inferences a block through the keeper, the module store's
 # keys and bytes after epochs 2 and 10, then the block end's cost in a block
 # that prunes and in one that does not. GROWTH_RETENTION_EPOCHS sets the
-# retention (default 1).
+# retention (default 2; 1000 keeps everything for the run).
 growth:
 	$(GO) test -run '^$$' -bench '^BenchmarkGrowth$$' -benchmem -v ./x/inference/keeper/
 

@@ -34,8 +34,7 @@ const (
 	// prime to the 100 executors, so the misses (4.8%) spread evenly over
 	// them and stay under the SPRT's and the trip rules' thresholds.
 	growthExpireEvery = 21
-	// growthDefaultRetention is 2 epochs (the param's default on helper
-	// I's branch): an inference is pruned 2 epochs after the block that
+	// growthDefaultRetention is 2 epochs (the param's default): an inference is pruned 2 epochs after the block that
 	// closed it, so the retention window is full exactly at the end of
 	// epoch 2 and epoch 10's state is comparable (GROWTH_RETENTION_EPOCHS
 	// overrides).
@@ -237,8 +236,8 @@ func BenchmarkGrowth(b *testing.B) {
 	}
 	params, err := r.k.Params.Get(r.tc.Ctx)
 	require.NoError(b, err)
-	b.Logf("shape: %d executors, %d agents, %d inferences a block (1 in %d expires), epoch %d blocks, expiration %d, retention asked %d, in force %d",
-		growthExecutors, len(r.agents), growthPerBlock, growthExpireEvery, growthEpochLength, growthExpiration, growthRetention, retentionOf(params))
+	b.Logf("shape: %d executors, %d agents, %d inferences a block (1 in %d expires), epoch %d blocks, expiration %d, retention %d epochs",
+		growthExecutors, len(r.agents), growthPerBlock, growthExpireEvery, growthEpochLength, growthExpiration, retentionOf(params))
 	b.Logf("after epoch 2:  %d keys, %d bytes, %d inferences stored", at2.keys, at2.bytes, at2.inferences)
 	b.Logf("after epoch 10: %d keys, %d bytes, %d inferences stored", at10.keys, at10.bytes, at10.inferences)
 	b.Logf("epoch 10 / epoch 2: keys %.3f, bytes %.3f (goal with pruning: within 5%%)",
