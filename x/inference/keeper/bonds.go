@@ -35,7 +35,7 @@ func (k Keeper) lockBond(ctx context.Context, addr sdk.AccAddress, bond sdk.Coin
 // invariant breach (the module account covers every bond), so callers fail
 // the block with it.
 func (k Keeper) returnBond(ctx context.Context, addr sdk.AccAddress, bond sdk.Coin) error {
-	if bond.Amount.IsNil() || !bond.IsPositive() { // an unbonded participant carried over from version 3
+	if types.Unbonded(bond) { // a participant carried over from version 3
 		return nil
 	}
 	if err := k.bank.SendCoinsFromModuleToAccount(ctx, types.ModuleName, addr, sdk.NewCoins(bond)); err != nil {

@@ -29,7 +29,7 @@ func (k Keeper) checkBondsHeld(ctx context.Context, gs types.GenesisState) error
 		if k.bank.BlockedAddr(addr) {
 			return fmt.Errorf("%s %s may not receive funds (a module account?): its bond could never be returned", what, address)
 		}
-		if !bond.Amount.IsNil() && bond.IsPositive() {
+		if !types.Unbonded(bond) {
 			total = total.Add(bond)
 		}
 		return nil

@@ -15,10 +15,12 @@ import (
 // version-3 store has no participant bonds: the participant_min_bond and
 // participant_bond_per_weight params take their defaults if unset, and
 // every participant registered without a bond keeps serving unbonded at
-// weight types.UnbondedParticipantWeight (1). So a legacy self-declared
-// weight (up to 2^40) stops capturing the lottery at the upgrade, no
-// executor drops out of the registry, and an operator regains weight with
-// MsgUpdateParticipant's add_bond. The current epoch group is a snapshot
+// its weight capped to what the minimum bond backs (types.WeightCap: 100
+// at the defaults). So a legacy self-declared weight (up to 2^40) stops
+// capturing the lottery at the upgrade, no executor drops out of the
+// registry, a newcomer's cheapest registration weighs no more than a
+// legacy executor, and an operator raises weight with MsgUpdateParticipant's
+// add_bond. The current epoch group is a snapshot
 // and keeps its weights until the next boundary. Running it again changes
 // nothing.
 //
@@ -38,7 +40,7 @@ func (m Migrator) migrateParticipantsTo4(ctx context.Context) error {
 	}
 	var unbonded []types.Participant
 	if err := m.k.Participants.Walk(ctx, nil, func(_ sdk.AccAddress, q types.Participant) (bool, error) {
-		if q.Bond.Amount.IsNil() || q.Bond.Amount.IsZero() {
+		if types.Unbonded(q.Bond) {
 			unbonded = append(unbonded, q)
 		}
 		return false, nil
@@ -47,10 +49,7 @@ func (m Migrator) migrateParticipantsTo4(ctx context.Context) error {
 	}
 	for _, q := range unbonded {
 		q.Bond = sdk.NewCoin(p.ParticipantBondDenom(), math.ZeroInt())
-		q.Weight = min(q.Weight, types.UnbondedParticipantWeight)
-		if q.Weight == 0 {
-			q.Weight = types.UnbondedParticipantWeight
-		}
+		q.Weight = max(min(q.Weight, types.WeightCap(q.Bond, p)), 1)
 		if err := m.k.setParticipant(ctx, q); err != nil {
 			return err
 		}

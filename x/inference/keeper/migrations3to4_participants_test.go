@@ -70,9 +70,11 @@ func withoutFields(t *testing.T, bz []byte, drop ...uint64) []byte {
 }
 
 // lottery capture by self-declared weight carried over an upgrade: a
-// version-3 participant at 2^40 serves at weight 1 from the next boundary,
-// as does every unbonded one; none drops out, and add_bond restores weight.
-func TestMigrateParticipantsTo4ServesUnbondedAtWeightOne(t *testing.T) {
+// version-3 participant at 2^40 serves at the weight the minimum bond backs
+// (100 at the defaults) from the next boundary, as does every unbonded one
+// above it; none drops out, a newcomer's cheapest registration weighs no
+// more, and add_bond raises weight.
+func TestMigrateParticipantsTo4CapsUnbondedAtTheMinimumBondsWeight(t *testing.T) {
 	f := newFixture(t, withParticipants(gp(1, 100, true, "m"), gp(2, 100, true, "m"), gp(3, 100, true, "m")))
 	f.block(1)
 	asVersion3(t, f, map[byte]uint64{1: types.MaxParticipantWeight, 2: 150, 3: 1})
@@ -84,22 +86,25 @@ func TestMigrateParticipantsTo4ServesUnbondedAtWeightOne(t *testing.T) {
 	d := types.DefaultParams()
 	require.Equal(t, d.ParticipantMinBond, params.ParticipantMinBond)
 	require.True(t, d.ParticipantBondPerWeight.Equal(params.ParticipantBondPerWeight))
-	for i := byte(1); i <= 3; i++ {
-		p := f.participant(i)
-		require.Equal(t, uint64(1), p.Weight, "participant %d", i)
+	legacyCap := types.BackedWeight(params.ParticipantMinBond, params.ParticipantBondPerWeight)
+	require.Equal(t, uint64(100), legacyCap)
+	for i, want := range []uint64{legacyCap, legacyCap, 1} {
+		p := f.participant(byte(i + 1))
+		require.Equal(t, want, p.Weight, "participant %d", i+1)
 		require.Equal(t, sdk.NewInt64Coin("stake", 0), p.Bond)
 	}
 	require.Equal(t, uint64(3), f.participantCount(), "no one drops out")
 	out, err := f.k.ExportGenesis(f.ctx)
 	require.NoError(t, err)
-	require.NoError(t, out.Validate(ac), "genesis validate accepts unbonded participants at weight 1")
+	require.NoError(t, out.Validate(ac), "genesis validate accepts unbonded participants up to the minimum bond's weight")
 
 	// Idempotent: a second run changes nothing.
 	require.NoError(t, m.MigrateParticipantsTo4(f.ctx))
-	require.Equal(t, uint64(1), f.participant(1).Weight)
+	require.Equal(t, legacyCap, f.participant(1).Weight)
 
-	// Weight above 1 needs a bond; add_bond brings it back without leaving.
-	require.ErrorIs(t, f.updateWeight(2, 2, sdk.Coin{}), types.ErrInvalidParticipantBond)
+	// Weight above the minimum bond's needs a bond; add_bond brings it
+	// without leaving.
+	require.ErrorIs(t, f.updateWeight(2, legacyCap+1, sdk.Coin{}), types.ErrInvalidParticipantBond)
 	f.bank.Fund(addr(2), perWeight(150))
 	require.NoError(t, f.updateWeight(2, 150, perWeight(150)))
 	f.advanceTo(1 + testEpochLength)
@@ -107,7 +112,7 @@ func TestMigrateParticipantsTo4ServesUnbondedAtWeightOne(t *testing.T) {
 	for _, m := range f.group().Members {
 		weights[m.Address] = m.Weight
 	}
-	require.Equal(t, map[string]uint64{bech(1): 1, bech(2): 150, bech(3): 1}, weights)
+	require.Equal(t, map[string]uint64{bech(1): legacyCap, bech(2): 150, bech(3): 1}, weights)
 
 	// An unbonded participant can leave; nothing is returned to it.
 	_, err = f.deregister(3)

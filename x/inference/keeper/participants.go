@@ -154,14 +154,14 @@ func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fiel
 // (any denom, or none) adds nothing; otherwise it must be a valid coin of
 // the participant bond denom.
 func addedBond(bond, add sdk.Coin, params types.Params) (sdk.Coin, bool, error) {
-	if add.Amount.IsNil() || add.Amount.IsZero() {
+	if types.Unbonded(add) {
 		return bond, false, nil
 	}
 	denom := params.ParticipantBondDenom()
 	if err := add.Validate(); err != nil || add.Denom != denom {
 		return bond, false, errorsmod.Wrapf(types.ErrInvalidParticipantBond, "add_bond %s must be a positive amount of %s", add, denom)
 	}
-	if bond.Amount.IsNil() || bond.Amount.IsZero() { // unbonded, carried over from version 3
+	if types.Unbonded(bond) { // carried over from version 3
 		return add, true, nil
 	}
 	if bond.Denom != denom {

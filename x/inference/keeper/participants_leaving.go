@@ -66,8 +66,9 @@ func (k Keeper) releaseLeavingParticipants(ctx context.Context, index uint64) er
 // checkParticipantBondParams is governance's guard on the bond params:
 // the bond denom may not change while participants hold bonds in it (they
 // could never be matched against the new denom), and a higher
-// participant_bond_per_weight lowers each participant's weight to what its
-// bond now backs, so weight never exceeds the bond. The walk is bounded by
+// participant_bond_per_weight (or a lower minimum bond, for the unbonded)
+// lowers each participant's weight to types.WeightCap, so weight never
+// exceeds what the bond backs. The walk is bounded by
 // max_participants and runs only on a params change.
 func (k Keeper) checkParticipantBondParams(ctx context.Context, old, params types.Params) error {
 	if old.ParticipantBondDenom() != params.ParticipantBondDenom() {
@@ -80,13 +81,17 @@ func (k Keeper) checkParticipantBondParams(ctx context.Context, old, params type
 				old.ParticipantBondDenom(), params.ParticipantBondDenom(), count, old.ParticipantBondDenom())
 		}
 	}
-	if !old.ParticipantBondPerWeight.IsNil() && !params.ParticipantBondPerWeight.GT(old.ParticipantBondPerWeight) {
+	// A larger per-weight lowers every bond's cap, a smaller minimum bond
+	// the unbonded ones' (types.WeightCap).
+	perWeightUp := old.ParticipantBondPerWeight.IsNil() || params.ParticipantBondPerWeight.GT(old.ParticipantBondPerWeight)
+	minDown := old.ParticipantMinBond.Amount.IsNil() || params.ParticipantMinBond.Amount.LT(old.ParticipantMinBond.Amount)
+	if !perWeightUp && !minDown {
 		return nil
 	}
 	var lowered []types.Participant
 	if err := k.Participants.Walk(ctx, nil, func(_ sdk.AccAddress, p types.Participant) (bool, error) {
 		if limit := types.WeightCap(p.Bond, params); p.Weight > limit {
-			p.Weight = max(limit, 1)
+			p.Weight = limit
 			lowered = append(lowered, p)
 		}
 		return false, nil

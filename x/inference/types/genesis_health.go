@@ -15,7 +15,7 @@ import (
 const MaxHealthHeight int64 = 1 << 60
 
 // validateHealth checks the circuit-breaker part of a genesis: one record
-// per participant at most, values the breaker can hold, a probe that is a
+// per executor at most, values the breaker can hold, a probe that is a
 // STARTED inference of its executor, and pending samples with unique keys
 // below the sequence.
 func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]struct{}) error {
@@ -40,9 +40,11 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		if err != nil {
 			return fmt.Errorf("executor_health address %q: %w", h.Address, err)
 		}
-		if !has(participants, string(bz)) {
-			return fmt.Errorf("executor_health %s is neither a participant nor an inference executor", h.Address)
-		}
+		// No participant or inference is required: an executor that left
+		// keeps the record its departed in-flight inferences made until the
+		// next boundary clears it, also after those inferences are pruned
+		// (a prune height is fixed at close, so a longer epoch_length can
+		// prune them first).
 		if _, dup := seen[string(bz)]; dup {
 			return fmt.Errorf("executor_health %s listed twice", h.Address)
 		}

@@ -16,11 +16,12 @@ const (
 	DefaultParticipantBondDenom           = DefaultTransferAgentBondDenom
 	DefaultParticipantBondPerWeight int64 = 10_000
 	DefaultParticipantMinBondAmount int64 = 1_000_000
-	// UnbondedParticipantWeight is the weight of a participant carried over
-	// from module version 3 without a bond: enough to stay in the group,
-	// too little to capture the lottery with a self-declared weight.
-	UnbondedParticipantWeight uint64 = 1
 )
+
+// Unbonded reports a participant bond of nothing: only a participant
+// carried over from module version 3 holds one (registration needs at
+// least participant_min_bond).
+func Unbonded(bond sdk.Coin) bool { return bond.Amount.IsNil() || !bond.Amount.IsPositive() }
 
 // ParticipantBondDenom is the denom participants bond in.
 func (p Params) ParticipantBondDenom() string { return p.ParticipantMinBond.Denom }
@@ -29,7 +30,7 @@ func (p Params) ParticipantBondDenom() string { return p.ParticipantMinBond.Deno
 // in bond, capped at MaxParticipantWeight. The denom is checked by
 // CheckBackedWeight; a non-positive perWeight backs nothing.
 func BackedWeight(bond sdk.Coin, perWeight math.Int) uint64 {
-	if bond.Amount.IsNil() || perWeight.IsNil() || !perWeight.IsPositive() || !bond.Amount.IsPositive() {
+	if Unbonded(bond) || perWeight.IsNil() || !perWeight.IsPositive() {
 		return 0
 	}
 	units := bond.Amount.Quo(perWeight)
@@ -44,14 +45,19 @@ func BondForWeight(weight uint64, p Params) sdk.Coin {
 	return sdk.NewCoin(p.ParticipantBondDenom(), p.ParticipantBondPerWeight.Mul(math.NewIntFromUint64(weight)))
 }
 
-// WeightCap is the largest weight a participant with bond may serve at:
-// its backed weight, or UnbondedParticipantWeight for an unbonded one (a
-// participant carried over from version 3, see migrateParticipantsTo4).
+// WeightCap is the largest weight a participant with bond may serve at,
+// the one rule tying weight to bond: the weight its bond backs, and at
+// least 1 (a bond governance made smaller than one unit still serves at
+// the minimum weight, it is not dropped). An unbonded participant (carried
+// over from version 3, see migrateParticipantsTo4) counts as holding the
+// minimum bond: it keeps what a newcomer gets for the cheapest
+// registration, so the upgrade neither drops it nor lets a newcomer outweigh
+// the whole legacy registry.
 func WeightCap(bond sdk.Coin, p Params) uint64 {
-	if bond.Amount.IsNil() || bond.Amount.IsZero() {
-		return UnbondedParticipantWeight
+	if Unbonded(bond) {
+		bond = p.ParticipantMinBond
 	}
-	return BackedWeight(bond, p.ParticipantBondPerWeight)
+	return max(BackedWeight(bond, p.ParticipantBondPerWeight), 1)
 }
 
 // CheckBackedWeight is the one rule tying a participant's weight to its

@@ -56,8 +56,10 @@ func TestCheckBackedWeight(t *testing.T) {
 		{"under backed", 1, stake(1_000_000), ""},
 		{"lottery capture by self-declared weight: one unit over", 101, stake(1_000_000), "needs a bond of 1010000stake"},
 		{"wrong denom", 1, sdk.NewInt64Coin("uatom", 1_000_000), "must be in stake"},
-		{"unbonded (from version 3) at weight 1", 1, stake(0), ""},
-		{"unbonded above weight 1", 2, stake(0), "backs weight 1"},
+		{"unbonded (from version 3) at the minimum bond's weight", 100, stake(0), ""},
+		{"unbonded above the minimum bond's weight", 101, stake(0), "backs weight 100"},
+		{"a bond governance made smaller than one unit serves at weight 1", 1, stake(9_999), ""},
+		{"a bond smaller than one unit above weight 1", 2, stake(9_999), "backs weight 1"},
 		{"invalid coin", 1, sdk.Coin{Denom: "", Amount: math.OneInt()}, "bond"},
 	}
 	for _, c := range cases {
