@@ -47,7 +47,8 @@
 #   MONITOR_OFF_NODES  validators (0-based, space-separated) whose health
 #                      monitor is disabled: they abstain         (none)
 #   PRUNING            app.toml pruning: default | nothing | everything | custom
-#                      (unset: the binary's default, "default")
+#                      (unset: the binary's default, "default"; a node with
+#                      "everything" refuses to start with SNAPSHOT_INTERVAL set)
 #   PRUNING_KEEP_RECENT, PRUNING_INTERVAL  app.toml pruning-keep-recent and
 #                      pruning-interval, read only when PRUNING=custom
 #   MIN_RETAIN_BLOCKS  app.toml min-retain-blocks: let CometBFT prune blocks

@@ -40,13 +40,26 @@ func (s Store) AttributePending(ctx context.Context, inference func(context.Cont
 	return nil
 }
 
-// AttributeProbes gives every record whose probe names no agent (stored by
-// a version-3 binary, when ids were global) the transfer agent of its probe
-// inference, read through agentOf. Only PROBE records with a probe in
-// flight carry one, a few per epoch. Without it the probe's outcome, which
-// carries its agent, would not match the probe and hold the slot until the
-// epoch ends.
-func (s Store) AttributeProbes(ctx context.Context, agentOf func(context.Context, string) (string, error)) error {
+// UnattributedProbes lists, in address order, the probe inference ids of
+// the records whose probe names no agent (stored by a version-3 binary,
+// when ids were global): the ids AttributeProbes looks up. It writes
+// nothing, so a migration can check every one names an inference before
+// its first write.
+func (s Store) UnattributedProbes(ctx context.Context) ([]string, error) {
+	fix, err := s.unattributed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(fix))
+	for i, e := range fix {
+		ids[i] = e.probe.id
+	}
+	return ids, nil
+}
+
+// unattributed is every record whose probe names no agent. Only PROBE
+// records with a probe in flight carry one, a few per epoch.
+func (s Store) unattributed(ctx context.Context) ([]entry, error) {
 	var fix []entry
 	if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
 		if h.ProbeInferenceId != "" && h.ProbeAgent == "" {
@@ -54,16 +67,32 @@ func (s Store) AttributeProbes(ctx context.Context, agentOf func(context.Context
 		}
 		return false, nil
 	}); err != nil {
-		return fmt.Errorf("walk breaker records: %w", err)
+		return nil, fmt.Errorf("walk breaker records: %w", err)
 	}
-	for _, before := range fix {
+	return fix, nil
+}
+
+// AttributeProbes gives every record UnattributedProbes lists the transfer
+// agent of its probe inference, read through agentOf. It looks every agent
+// up before its first write, so a probe agentOf cannot place leaves every
+// record as it was. Without it the probe's outcome, which carries its
+// agent, would not match the probe and hold the slot until the epoch ends.
+func (s Store) AttributeProbes(ctx context.Context, agentOf func(context.Context, string) (string, error)) error {
+	fix, err := s.unattributed(ctx)
+	if err != nil {
+		return err
+	}
+	after := make([]entry, len(fix))
+	for i, before := range fix {
 		agent, err := agentOf(ctx, before.probe.id)
 		if err != nil {
 			return fmt.Errorf("probe inference %q of %s: %w", before.probe.id, before.addr, err)
 		}
-		after := before
-		after.probe.agent = agent
-		if err := s.save(ctx, before, after); err != nil {
+		after[i] = before
+		after[i].probe.agent = agent
+	}
+	for i, before := range fix {
+		if err := s.save(ctx, before, after[i]); err != nil {
 			return err
 		}
 	}

@@ -197,16 +197,16 @@ func (r *growthRun) size() storeSize {
 	return s
 }
 
-// prunes reports whether the block's end at ctx deletes stored inferences,
+// pruned is how many stored inferences the block's end at ctx deletes,
 // from a throwaway copy of the block.
-func (r *growthRun) prunes(ctx sdk.Context) bool {
+func (r *growthRun) pruned(ctx sdk.Context) int {
 	before, err := storedInferences(ctx, r.k)
 	require.NoError(r.b, err)
 	cc, _ := ctx.CacheContext()
 	require.NoError(r.b, blockEnd(cc, r.k))
 	after, err := storedInferences(cc, r.k)
 	require.NoError(r.b, err)
-	return after < before
+	return before - after
 }
 
 // BenchmarkGrowth runs 10 epochs of steady load through the keeper and
@@ -236,7 +236,7 @@ func BenchmarkGrowth(b *testing.B) {
 	}
 	params, err := r.k.Params.Get(r.tc.Ctx)
 	require.NoError(b, err)
-	b.Logf("shape: %d executors, %d agents, %d inferences a block (1 in %d expires), epoch %d blocks, expiration %d, retention %d epochs",
+	b.Logf("shape: %d executors, %d agents, %d inferences a block (1 in %d expires, none in quiet blocks), epoch %d blocks, expiration %d, retention %d epochs",
 		growthExecutors, len(r.agents), growthPerBlock, growthExpireEvery, growthEpochLength, growthExpiration, retentionOf(params))
 	b.Logf("after epoch 2:  %d keys, %d bytes, %d inferences stored", at2.keys, at2.bytes, at2.inferences)
 	b.Logf("after epoch 10: %d keys, %d bytes, %d inferences stored", at10.keys, at10.bytes, at10.inferences)
@@ -251,7 +251,8 @@ func BenchmarkGrowth(b *testing.B) {
 		b.ReportMetric(float64(at10.bytes), "bytes@e10")
 		b.ReportMetric(float64(at10.bytes)/float64(at2.bytes), "bytes-e10/e2")
 	})
-	timeEnd := func(ctx sdk.Context, name string) {
+	timeEnd := func(ctx sdk.Context, name string, pruned int) {
+		b.Logf("%s: block %d, %d inferences pruned", name, ctx.BlockHeight(), pruned)
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				cc, _ := ctx.CacheContext()
@@ -266,7 +267,8 @@ func BenchmarkGrowth(b *testing.B) {
 	first := int64(growthEpochs*growthEpochLength + 1)
 	for h := first; h < first+growthEpochLength; h++ {
 		r.block(h, func(ctx sdk.Context) {
-			prunes := r.prunes(ctx)
+			n := r.pruned(ctx)
+			prunes := n > 0
 			if prunes {
 				pruning++
 			} else {
@@ -275,10 +277,10 @@ func BenchmarkGrowth(b *testing.B) {
 			switch {
 			case prunes && !prunedTimed && !r.expiresAt(h):
 				prunedTimed = true
-				timeEnd(ctx, "end-block/prunes")
+				timeEnd(ctx, "end-block/prunes", n)
 			case !prunes && !idleTimed && quiet(h):
 				idleTimed = true
-				timeEnd(ctx, "end-block/idle")
+				timeEnd(ctx, "end-block/idle", n)
 			}
 		})
 	}

@@ -35,8 +35,26 @@ func (m Migrator) v3() v3Layout {
 // while a version-4 key starts with its agent's address length (20 or 32),
 // below it. So the walk never decodes a version-4 key as an id.
 func v3Keys() collections.Ranger[string] {
-	return new(collections.Range[string]).StartInclusive("-")
+	return new(collections.Range[string]).StartInclusive(v3KeyFloor)
 }
+
+// v3KeyFloor is the least version-3 inference key.
+const v3KeyFloor = "-"
+
+// v3KeysAfter is v3Keys after id: a batch resumes past the keys the last
+// one deleted instead of walking their tombstones again (the upgrade
+// block's cache still holds every deletion until it commits).
+func v3KeysAfter(id string) collections.Ranger[string] {
+	if id == "" {
+		return v3Keys()
+	}
+	return new(collections.Range[string]).StartExclusive(id)
+}
+
+// migrationBatch is how many version-3 entries Migrate3to4 holds in
+// memory at once. Version 3 never deleted an inference, so its history
+// grows with the chain's age, not with any bound the chain sets.
+const migrationBatch = 10_000
 
 // fillRetention gives inference_retention_epochs, which a store written
 // before version 4 lacks (zero, never valid), its default.
@@ -49,6 +67,8 @@ func fillRetention(p *types.Params) {
 // Migrate3to4 brings a version-3 store (inference ids global) up to
 // version 4 (ids unique per transfer agent, closed inferences pruned):
 //   - inference_retention_epochs takes its default;
+//   - breaker records get their probe's transfer agent (probe_agent), read
+//     from the version-3 layout before it is re-keyed;
 //   - every inference is re-keyed by (transfer agent, id), and the expiry
 //     queue by (expiration height, id, agent);
 //   - each closed inference is indexed for pruning at end_height +
@@ -56,17 +76,39 @@ func fillRetention(p *types.Params) {
 //     version-3 chain kept every inference it ever closed, so the first
 //     upgrade block deletes the backlog once; later blocks prune only what
 //     closed retention blocks before them);
-//   - breaker records get their probe's transfer agent (probe_agent);
 //   - participants registered without a bond serve unbonded at weight 1
 //     (migrateParticipantsTo4).
 //
-// It returns the first error, wrapped: the upgrade handler runs it in a
-// cache context, so a failed migration writes nothing.
+// It streams the version-3 history in batches of migrationBatch, so its
+// memory does not grow with the chain's age.
+//
+// It returns the first error, wrapped. Nothing rolls a failed migration
+// back: x/upgrade runs the handler in the upgrade block's own state, the
+// error fails the pre-blocker and so the block, and the node stops at the
+// upgrade height with nothing of that block committed. So that a refused
+// store is left as version 3 wrote it in any context, the migration first
+// checks everything it can refuse (checkV3, which writes nothing) and only
+// then writes.
 func (m Migrator) Migrate3to4(ctx sdk.Context) error {
+	return m.Migrate3to4InBatches(ctx, migrationBatch)
+}
+
+// Migrate3to4InBatches is Migrate3to4 holding at most batch version-3
+// entries in memory at once; the migrated store is the same for every
+// batch of at least 1 (TestMigrate3to4AcrossBatchBoundaries).
+func (m Migrator) Migrate3to4InBatches(ctx sdk.Context, batch int) error {
+	if batch < 1 {
+		return fmt.Errorf("migration batch %d: must be at least 1", batch)
+	}
 	p, err := m.k.Params.Get(ctx)
 	if err != nil {
 		return fmt.Errorf("load params: %w", err)
 	}
+	old := m.v3()
+	if err := m.checkV3(ctx, old); err != nil {
+		return fmt.Errorf("version-3 store refused, nothing migrated: %w", err)
+	}
+	// The first write: it validates the params before storing them.
 	if err := m.storeMigratedParams(ctx, p); err != nil {
 		return err
 	}
@@ -74,28 +116,19 @@ func (m Migrator) Migrate3to4(ctx sdk.Context) error {
 	if err != nil {
 		return fmt.Errorf("load migrated params: %w", err)
 	}
-	old := m.v3()
-	var all []types.Inference
-	if err := old.inferences.Walk(ctx, v3Keys(), func(id string, inf types.Inference) (bool, error) {
-		if id != inf.InferenceId {
-			return true, fmt.Errorf("version-3 inference key %q holds inference %q", id, inf.InferenceId)
+	if err := m.k.health.AttributeProbes(ctx, func(ctx context.Context, id string) (string, error) {
+		inf, err := old.inferences.Get(ctx, id)
+		if err != nil {
+			return "", fmt.Errorf("version-3 inference %q: %w", id, err)
 		}
-		all = append(all, inf)
-		return false, nil
+		return inf.TransferAgent, nil
 	}); err != nil {
-		return fmt.Errorf("read version-3 inferences: %w", err)
+		return fmt.Errorf("attribute probes: %w", err)
 	}
-	if err := m.dropV3ExpiryQueue(ctx, old); err != nil {
+	if err := m.dropV3ExpiryQueue(ctx, old, batch); err != nil {
 		return err
 	}
-	agents := make(map[string]string, len(all)) // probe id -> agent; looked up only
-	for _, inf := range all {
-		agents[inf.InferenceId] = inf.TransferAgent
-		if err := old.inferences.Remove(ctx, inf.InferenceId); err != nil {
-			return fmt.Errorf("drop version-3 inference %q: %w", inf.InferenceId, err)
-		}
-	}
-	pruned, err := m.rekeyInferences(ctx, all, params)
+	moved, pruned, err := m.rekeyInferences(ctx, old, params, batch)
 	if err != nil {
 		return err
 	}
@@ -104,72 +137,156 @@ func (m Migrator) Migrate3to4(ctx sdk.Context) error {
 			return fmt.Errorf("store last pruned height: %w", err)
 		}
 	}
-	if err := m.k.health.AttributeProbes(ctx, func(_ context.Context, id string) (string, error) {
-		agent, ok := agents[id]
-		if !ok {
-			return "", fmt.Errorf("no version-3 inference %q", id)
-		}
-		return agent, nil
-	}); err != nil {
-		return fmt.Errorf("attribute probes: %w", err)
-	}
+	ctx.Logger().Debug("inferences migrated to version 4", "module", types.ModuleName, "rekeyed", moved, "pruned", pruned)
 	return m.migrateParticipantsTo4(ctx)
 }
 
-// dropV3ExpiryQueue removes every version-3 expiry entry, checking that
-// each names a STARTED version-3 inference at its expiration height (the
-// queue's invariant): the new queue is rebuilt from those inferences.
-func (m Migrator) dropV3ExpiryQueue(ctx sdk.Context, old v3Layout) error {
-	var entries []collections.Pair[int64, string]
-	if err := old.expiry.Walk(ctx, nil, func(key collections.Pair[int64, string]) (bool, error) {
-		entries = append(entries, key)
+// checkV3 refuses, before anything is written, every version-3 store the
+// migration could not finish: a key that is not its inference's id, a
+// value that does not decode, a key below every version-3 id (it would
+// be left behind), a transfer agent that is no address (no version-4 key)
+// or one so long its version-4 key would sort among the version-3 ids, an expiry entry that names no STARTED inference at its
+// expiration height, a probe that names no inference, a participant whose
+// address does not decode. It streams: it holds one entry at a time.
+func (m Migrator) checkV3(ctx sdk.Context, old v3Layout) error {
+	below := new(collections.Range[string]).EndExclusive(v3KeyFloor)
+	if err := old.inferences.Walk(ctx, below, func(id string, _ types.Inference) (bool, error) {
+		return true, fmt.Errorf("inference key %q sorts below every version-3 id", id)
+	}); err != nil {
+		return fmt.Errorf("read inference keys below %q: %w", v3KeyFloor, err)
+	}
+	if err := old.inferences.Walk(ctx, v3Keys(), func(id string, inf types.Inference) (bool, error) {
+		if id != inf.InferenceId {
+			return true, fmt.Errorf("version-3 inference key %q holds inference %q", id, inf.InferenceId)
+		}
+		key, err := m.k.inferenceKey(inf)
+		if err != nil {
+			return true, err
+		}
+		if len(key.K1()) >= int(v3KeyFloor[0]) {
+			return true, fmt.Errorf("inference %q transfer agent %q: a %d-byte address would key it among the version-3 ids",
+				id, inf.TransferAgent, len(key.K1()))
+		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("read version-3 inferences: %w", err)
+	}
+	if err := old.expiry.Walk(ctx, nil, func(e collections.Pair[int64, string]) (bool, error) {
+		inf, err := old.inferences.Get(ctx, e.K2())
+		if err != nil {
+			return true, fmt.Errorf("version-3 expiry entry (%d, %q): %w", e.K1(), e.K2(), err)
+		}
+		if inf.Status != types.INFERENCE_STATUS_STARTED || inf.ExpirationHeight != e.K1() {
+			return true, fmt.Errorf("version-3 expiry entry (%d, %q) does not match its inference (%s, expiring at %d)",
+				e.K1(), e.K2(), inf.Status, inf.ExpirationHeight)
+		}
 		return false, nil
 	}); err != nil {
 		return fmt.Errorf("read version-3 expiry queue: %w", err)
 	}
-	for _, e := range entries {
-		inf, err := old.inferences.Get(ctx, e.K2())
-		if err != nil {
-			return fmt.Errorf("version-3 expiry entry (%d, %q): %w", e.K1(), e.K2(), err)
+	probes, err := m.k.health.UnattributedProbes(ctx)
+	if err != nil {
+		return fmt.Errorf("list probes to attribute: %w", err)
+	}
+	for _, id := range probes {
+		if _, err := old.inferences.Get(ctx, id); err != nil {
+			return fmt.Errorf("probe inference %q: %w", id, err)
 		}
-		if inf.Status != types.INFERENCE_STATUS_STARTED || inf.ExpirationHeight != e.K1() {
-			return fmt.Errorf("version-3 expiry entry (%d, %q) does not match its inference (%s, expiring at %d)",
-				e.K1(), e.K2(), inf.Status, inf.ExpirationHeight)
+	}
+	if err := m.k.Participants.Walk(ctx, nil, func(_ sdk.AccAddress, q types.Participant) (bool, error) {
+		if _, err := m.k.addressCodec.StringToBytes(q.Address); err != nil {
+			return true, fmt.Errorf("participant address %q: %w", q.Address, err)
 		}
-		if err := old.expiry.Remove(ctx, e); err != nil {
-			return fmt.Errorf("drop version-3 expiry entry: %w", err)
-		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("read participants: %w", err)
 	}
 	return nil
 }
 
-// rekeyInferences stores the version-3 inferences under version-4 keys:
-// STARTED ones with their expiry entry, closed ones with their prune entry,
-// except those due by this height, which are not stored at all. It returns
-// how many it pruned.
-func (m Migrator) rekeyInferences(ctx sdk.Context, all []types.Inference, params types.Params) (int, error) {
-	pruned := 0
-	for _, inf := range all {
-		key, err := m.k.inferenceKey(inf)
-		if err != nil {
-			return 0, err
+// dropV3ExpiryQueue removes every version-3 expiry entry (checkV3 proved
+// each names a STARTED inference at its expiration height), batch at a
+// time: the new queue is rebuilt from those inferences. It runs before any
+// version-4 entry is queued, as both layouts share the prefix.
+func (m Migrator) dropV3ExpiryQueue(ctx sdk.Context, old v3Layout, batch int) error {
+	var rng collections.Ranger[collections.Pair[int64, string]]
+	for {
+		entries := make([]collections.Pair[int64, string], 0, batch)
+		if err := old.expiry.Walk(ctx, rng, func(key collections.Pair[int64, string]) (bool, error) {
+			entries = append(entries, key)
+			return len(entries) == batch, nil
+		}); err != nil {
+			return fmt.Errorf("read version-3 expiry queue: %w", err)
 		}
-		switch {
-		case inf.Status == types.INFERENCE_STATUS_STARTED:
-			if err := m.k.ExpiryQueue.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
-				return 0, fmt.Errorf("queue expiry of %q: %w", inf.InferenceId, err)
-			}
-		case pruneHeight(inf.EndHeight, params) <= ctx.BlockHeight():
-			pruned++
-			continue
-		default:
-			if err := m.k.indexForPruning(ctx, key, inf, params); err != nil {
-				return 0, err
+		for _, e := range entries {
+			if err := old.expiry.Remove(ctx, e); err != nil {
+				return fmt.Errorf("drop version-3 expiry entry (%d, %q): %w", e.K1(), e.K2(), err)
 			}
 		}
-		if err := m.k.Inferences.Set(ctx, key, inf); err != nil {
-			return 0, fmt.Errorf("store re-keyed inference %q: %w", inf.InferenceId, err)
+		if len(entries) < batch {
+			return nil
+		}
+		rng = new(collections.Range[collections.Pair[int64, string]]).StartExclusive(entries[len(entries)-1])
+	}
+}
+
+// rekeyInferences moves the version-3 inferences to version-4 keys, batch
+// at a time: STARTED ones with their expiry entry, closed ones with their
+// prune entry, except those due by this height, which are only deleted.
+// Version-4 keys sort below every version-3 one (v3Keys), so the walk
+// never meets what it wrote. It returns how many it moved and pruned.
+func (m Migrator) rekeyInferences(ctx sdk.Context, old v3Layout, params types.Params, batch int) (moved, pruned int, err error) {
+	last := ""
+	for {
+		infs := make([]types.Inference, 0, batch)
+		if err := old.inferences.Walk(ctx, v3KeysAfter(last), func(_ string, inf types.Inference) (bool, error) {
+			infs = append(infs, inf)
+			return len(infs) == batch, nil
+		}); err != nil {
+			return 0, 0, fmt.Errorf("read version-3 inferences: %w", err)
+		}
+		for _, inf := range infs {
+			kept, err := m.rekeyInference(ctx, old, inf, params)
+			if err != nil {
+				return 0, 0, err
+			}
+			if kept {
+				moved++
+			} else {
+				pruned++
+			}
+		}
+		if len(infs) < batch {
+			return moved, pruned, nil
+		}
+		last = infs[len(infs)-1].InferenceId
+	}
+}
+
+// rekeyInference moves one version-3 inference; it reports false when the
+// inference was due for pruning and so only deleted.
+func (m Migrator) rekeyInference(ctx sdk.Context, old v3Layout, inf types.Inference, params types.Params) (bool, error) {
+	if err := old.inferences.Remove(ctx, inf.InferenceId); err != nil {
+		return false, fmt.Errorf("drop version-3 inference %q: %w", inf.InferenceId, err)
+	}
+	key, err := m.k.inferenceKey(inf)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case inf.Status == types.INFERENCE_STATUS_STARTED:
+		if err := m.k.ExpiryQueue.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
+			return false, fmt.Errorf("queue expiry of %q: %w", inf.InferenceId, err)
+		}
+	case pruneHeight(inf.EndHeight, params) <= ctx.BlockHeight():
+		return false, nil
+	default:
+		if err := m.k.indexForPruning(ctx, key, inf, params); err != nil {
+			return false, err
 		}
 	}
-	return pruned, nil
+	if err := m.k.Inferences.Set(ctx, key, inf); err != nil {
+		return false, fmt.Errorf("store re-keyed inference %q: %w", inf.InferenceId, err)
+	}
+	return true, nil
 }

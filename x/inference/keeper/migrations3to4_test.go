@@ -1,11 +1,18 @@
 package keeper_test
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 
+	"cosmossdk.io/store/rootmulti"
+	storetypes "cosmossdk.io/store/types"
 	"github.com/stretchr/testify/require"
 
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
 	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -92,37 +99,206 @@ func TestMigrate3to4RekeysPrunesAndAttributesProbes(t *testing.T) {
 // byteOf is the byte a test address repeats.
 func byteOf(a []byte) byte { return a[0] }
 
-// The migration is all or nothing: a version-3 store it cannot re-key (an
-// inference whose agent is no address, an expiry entry that names no
-// STARTED inference) fails with the reason, and in the upgrade's cache
-// context nothing it wrote reaches the store.
+// moduleStore is the module's KV store under ctx.
+func moduleStore(t testing.TB, cms storetypes.CommitMultiStore, ctx sdk.Context) storetypes.KVStore {
+	t.Helper()
+	rs, ok := cms.(*rootmulti.Store)
+	require.True(t, ok)
+	return ctx.KVStore(rs.StoreKeysByName()[types.StoreKey])
+}
+
+// dump is every key and value of the module store, in key order.
+func (f *fixture) dump() [][2][]byte {
+	f.t.Helper()
+	it := moduleStore(f.t, f.cms, f.ctx).Iterator(nil, nil)
+	defer func() { require.NoError(f.t, it.Close()) }()
+	var out [][2][]byte
+	for ; it.Valid(); it.Next() {
+		out = append(out, [2][]byte{bytes.Clone(it.Key()), bytes.Clone(it.Value())})
+	}
+	return out
+}
+
+// setRawInference stores bz under the inferences prefix at key, byte for byte.
+func (f *fixture) setRawInference(key string, bz []byte) {
+	f.t.Helper()
+	moduleStore(f.t, f.cms, f.ctx).Set(append(types.InferencesPrefix.Bytes(), key...), bz)
+}
+
+// The migration refuses a version-3 store it cannot finish before its
+// first write, so even with no cache context to discard (x/upgrade gives
+// it none: a failed upgrade block stops the node) the store stays byte for
+// byte as version 3 wrote it. Each case is a store the validation pass
+// refuses; the attack named is how such a store could arise or what
+// finishing it anyway would do.
 func TestMigrate3to4RefusesAStoreItCannotRekey(t *testing.T) {
+	v3 := func(f *fixture, inf types.Inference) {
+		require.NoError(t, keeper.NewMigrator(*f.k).SetV3Inference(f.ctx, inf))
+	}
+	closed := func(id, agent string) types.Inference {
+		return types.Inference{
+			InferenceId: id, Model: "m", TransferAgent: agent, Executor: bech(1), Status: types.INFERENCE_STATUS_FINISHED,
+			StartHeight: 280, ExpirationHeight: 290, EndHeight: 290,
+		}
+	}
+	long, err := ac.BytesToString(bytes.Repeat([]byte{0xCD}, 45))
+	require.NoError(t, err)
 	cases := []struct {
 		name    string
 		corrupt func(f *fixture)
 		mention string
 	}{
-		{"agent is no address", func(f *fixture) {
-			require.NoError(t, keeper.NewMigrator(*f.k).SetV3Inference(f.ctx, types.Inference{
-				InferenceId: "bad-agent", TransferAgent: "nobody", Executor: bech(1), Status: types.INFERENCE_STATUS_FINISHED,
-				StartHeight: 1, ExpirationHeight: 11, EndHeight: 290,
-			}))
-		}, `transfer agent "nobody"`},
+		// A re-key half done leaves some inferences under neither layout.
+		{"agent is no address", func(f *fixture) { v3(f, closed("bad-agent", "nobody")) }, `transfer agent "nobody"`},
+		// A 45-byte agent's version-4 key sorts among the version-3 ids: the
+		// batched walk would meet what it wrote and count it twice.
+		{"agent address sorts among version-3 ids", func(f *fixture) { v3(f, closed("long-agent", long)) }, "45-byte address"},
+		{"key is not its inference's id", func(f *fixture) {
+			inf := closed("fin-alias", bech(agentByte))
+			bz, err := inf.Marshal()
+			require.NoError(t, err)
+			f.setRawInference("alias", bz)
+		}, `key "alias" holds inference "fin-alias"`},
+		{"value does not decode", func(f *fixture) { f.setRawInference("garbled", []byte{0xFF, 0xFF, 0xFF}) }, "read version-3 inferences"},
+		// A key no version-3 id can have would be left behind, unprunable.
+		{"key below every version-3 id", func(f *fixture) {
+			inf := closed("!bang", bech(agentByte))
+			bz, err := inf.Marshal()
+			require.NoError(t, err)
+			f.setRawInference("!bang", bz)
+		}, "sorts below every version-3 id"},
+		// A closed inference queued for expiry would expire twice: its
+		// executor charged a second miss.
 		{"expiry entry of a closed inference", func(f *fixture) {
 			require.NoError(t, keeper.NewMigrator(*f.k).SetV3Expiry(f.ctx, 271, "exp-recent"))
 		}, "does not match its inference"},
+		{"expiry entry at the wrong height", func(f *fixture) {
+			require.NoError(t, keeper.NewMigrator(*f.k).SetV3Expiry(f.ctx, 400, "open"))
+		}, "does not match its inference"},
+		{"expiry entry of no inference", func(f *fixture) {
+			require.NoError(t, keeper.NewMigrator(*f.k).SetV3Expiry(f.ctx, 305, "ghost"))
+		}, `expiry entry (305, "ghost")`},
+		// A probe with no agent would hold the executor's probe slot for
+		// the rest of the epoch.
+		{"probe names no inference", func(f *fixture) {
+			require.NoError(t, f.k.RestoreHealth(f.ctx, types.ExecutorHealth{
+				Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 280, SinceHeight: 298, CooldownBlocks: 8, Exclusions: 1,
+				ProbeInferenceId: "ghost",
+			}))
+		}, `probe inference "ghost"`},
+		{"participant address does not decode", func(f *fixture) {
+			q := gp(9, 10, true, "m")
+			q.Address = "nobody"
+			bz, err := q.Marshal()
+			require.NoError(t, err)
+			require.NoError(t, f.k.SetRawParticipant(f.ctx, addr(9), bz))
+		}, `participant address "nobody"`},
+		{"params invalid once filled", func(f *fixture) {
+			p, err := f.k.Params.Get(f.ctx)
+			require.NoError(t, err)
+			p.EpochLength = 1
+			require.NoError(t, f.k.Params.Set(f.ctx, p))
+		}, "epoch_length"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := v3Store(t)
 			tc.corrupt(f)
-			upgrade, _ := f.ctx.CacheContext() // never written, as a failed upgrade's
-			err := keeper.NewMigrator(*f.k).Migrate3to4(upgrade)
+			before := f.dump()
+			err := keeper.NewMigrator(*f.k).Migrate3to4InBatches(f.ctx, 2)
 			require.ErrorContains(t, err, tc.mention)
-			p, err := f.k.Params.Get(f.ctx)
-			require.NoError(t, err)
-			require.Zero(t, p.InferenceRetentionEpochs, "the store is as version 3 left it")
-			require.Empty(t, f.health(2).ProbeAgent)
+			require.Equal(t, before, f.dump(), "the refused store is byte for byte as version 3 left it")
 		})
+	}
+}
+
+// v3History writes n version-3 inferences at migrationHeight (ids
+// inf-00000...), mixing STARTED ones, closed ones due at the upgrade and
+// closed ones retained, over both agents; it returns how many of each.
+func v3History(tb testing.TB, m keeper.Migrator, ctx sdk.Context, n int) (started, due, kept int) {
+	tb.Helper()
+	agents := [2]string{bech(agentByte), bech(secondAgentByte)}
+	for i := range n {
+		inf := types.Inference{
+			InferenceId: fmt.Sprintf("inf-%05d", i), Model: "m", TransferAgent: agents[i%2], Executor: bech(1),
+			PromptHash: "cHJvbXB0", EpochIndex: 1,
+		}
+		switch i % 3 {
+		case 0:
+			inf.Status, inf.StartHeight, inf.ExpirationHeight = types.INFERENCE_STATUS_STARTED, 295, 295+testExpiration
+			started++
+		case 1:
+			inf.Status, inf.StartHeight, inf.ExpirationHeight, inf.EndHeight = types.INFERENCE_STATUS_FINISHED, 95, 105, 100
+			due++
+		default:
+			inf.Status, inf.StartHeight, inf.ExpirationHeight, inf.EndHeight = types.INFERENCE_STATUS_EXPIRED, 250, 260, 260
+			kept++
+		}
+		require.NoError(tb, m.SetV3Inference(ctx, inf))
+	}
+	return started, due, kept
+}
+
+// The batched migration gives the same store whatever the batch: one
+// entry at a time, batches that end mid-history and on its last entry,
+// and the default batch larger than the whole history.
+func TestMigrate3to4AcrossBatchBoundaries(t *testing.T) {
+	const n = 12
+	var started, kept int
+	migrated := func(batch int) *fixture {
+		f := v3Store(t)
+		m := keeper.NewMigrator(*f.k)
+		started, _, kept = v3History(t, m, f.ctx, n)
+		if batch == 0 {
+			require.NoError(t, m.Migrate3to4(f.ctx))
+		} else {
+			require.NoError(t, m.Migrate3to4InBatches(f.ctx, batch))
+		}
+		return f
+	}
+	want := migrated(0)
+	var ids []string
+	require.NoError(t, want.k.Inferences.Walk(want.ctx, nil, func(k keeper.InferenceKey, inf types.Inference) (bool, error) {
+		require.Equal(t, k.K2(), inf.InferenceId)
+		ids = append(ids, inf.InferenceId)
+		return false, nil
+	}))
+	require.Len(t, ids, 4+started+kept, "v3Store's four retained, the history's STARTED and retained ones; the due ones deleted")
+	requireIndexesMatch(t, want, int64(types.DefaultInferenceRetentionEpochs)*testEpochLength, "after the migration")
+	for _, batch := range []int{1, 2, 3, 5, n + 6, n + 7} {
+		require.Equal(t, want.dump(), migrated(batch).dump(), "batch %d", batch)
+	}
+	require.ErrorContains(t, keeper.NewMigrator(*want.k).Migrate3to4InBatches(want.ctx, 0), "must be at least 1")
+}
+
+// BenchmarkMigrate3to4 times the upgrade block's migration of a
+// version-3 history of 100,000 inferences (a third STARTED, a third due
+// and deleted, a third retained), committed first and migrated in a cache
+// over it, as the upgrade block's state is, then flushed:
+// go test -run '^$' -bench BenchmarkMigrate3to4 -benchtime 3x ./x/inference/keeper/
+func BenchmarkMigrate3to4(b *testing.B) {
+	const n = 100_000
+	for b.Loop() {
+		b.StopTimer()
+		k, tc, bank := keepertest.KeeperWithBank(b)
+		gs := types.DefaultGenesis()
+		gs.Params = testParams()
+		agents, err := keepertest.BondedAgents(gs.Params, addr(agentByte), addr(secondAgentByte))
+		require.NoError(b, err)
+		gs.TransferAgents = agents
+		bank.HoldBonds(agents)
+		ctx := tc.Ctx.WithBlockHeight(0)
+		require.NoError(b, k.InitGenesis(ctx, *gs))
+		ctx = ctx.WithBlockHeight(migrationHeight)
+		p := testParams()
+		p.InferenceRetentionEpochs = 0
+		require.NoError(b, k.Params.Set(ctx, p))
+		m := keeper.NewMigrator(k)
+		v3History(b, m, ctx, n)
+		tc.CMS.Commit()
+		upgrade := ctx.WithMultiStore(tc.CMS.CacheMultiStore())
+		b.StartTimer()
+		require.NoError(b, m.Migrate3to4(upgrade))
+		upgrade.MultiStore().(storetypes.CacheMultiStore).Write()
 	}
 }
