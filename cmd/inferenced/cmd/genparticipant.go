@@ -147,9 +147,8 @@ func participantBond(bondArg string, weight uint64, params types.Params) (sdk.Co
 			return sdk.Coin{}, fmt.Errorf("bond %q: %w", bondArg, err)
 		}
 	}
-	if bond.Denom != params.ParticipantBondDenom() || bond.IsLT(params.ParticipantMinBond) {
-		return sdk.Coin{}, fmt.Errorf("bond %s: need at least %s (participant_min_bond), in %s",
-			bond, params.ParticipantMinBond, params.ParticipantBondDenom())
+	if err := types.CheckParticipantMinBond(bond, params); err != nil {
+		return sdk.Coin{}, err
 	}
 	if err := types.CheckBackedWeight(weight, bond, params); err != nil {
 		return sdk.Coin{}, err

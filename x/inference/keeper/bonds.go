@@ -54,11 +54,18 @@ func (k Keeper) scheduleLeave(ctx context.Context, leaving collections.KeySet[co
 	if err != nil {
 		return 0, 0, errorsmod.Wrap(err, "leave after the first block")
 	}
-	release = epoch.Index + 1
-	if err := leaving.Set(ctx, collections.Join(release, addr)); err != nil {
+	key := leavingKey(epoch.Index, addr)
+	release = key.K1()
+	if err := leaving.Set(ctx, key); err != nil {
 		return 0, 0, fmt.Errorf("index leaving %s: %w", addr, err)
 	}
 	return epoch.Index, release, nil
+}
+
+// leavingKey is the leaving-index entry of a holder (agent or participant)
+// that left in epoch leavingEpoch: the start of the next epoch releases it.
+func leavingKey(leavingEpoch uint64, addr sdk.AccAddress) collections.Pair[uint64, sdk.AccAddress] {
+	return collections.Join(leavingEpoch+1, addr)
 }
 
 // releaseDue runs release for exactly the holders keyed index in leaving,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"cosmossdk.io/collections"
-
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -67,7 +65,7 @@ func (k Keeper) importAgents(ctx context.Context, agents []types.TransferAgent) 
 			return fmt.Errorf("store transfer agent: %w", err)
 		}
 		if ta.LeavingEpoch != 0 {
-			if err := k.LeavingAgents.Set(ctx, collections.Join(ta.LeavingEpoch+1, sdk.AccAddress(addr))); err != nil {
+			if err := k.LeavingAgents.Set(ctx, leavingKey(ta.LeavingEpoch, addr)); err != nil {
 				return fmt.Errorf("index leaving agent: %w", err)
 			}
 		}

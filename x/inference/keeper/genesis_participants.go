@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"cosmossdk.io/collections"
-
-	sdk "github.com/cosmos/cosmos-sdk/types"
-
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -26,7 +22,7 @@ func (k Keeper) importParticipants(ctx context.Context, participants []types.Par
 		if err != nil {
 			return fmt.Errorf("participant address %q: %w", p.Address, err)
 		}
-		if err := k.LeavingParticipants.Set(ctx, collections.Join(p.LeavingEpoch+1, sdk.AccAddress(addr))); err != nil {
+		if err := k.LeavingParticipants.Set(ctx, leavingKey(p.LeavingEpoch, addr)); err != nil {
 			return fmt.Errorf("index leaving participant: %w", err)
 		}
 	}

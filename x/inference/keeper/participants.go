@@ -54,10 +54,8 @@ func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fi
 	if err != nil {
 		return fmt.Errorf("load params: %w", err)
 	}
-	minBond := params.ParticipantMinBond
-	if bond.Denom != minBond.Denom || bond.Amount.IsNil() || bond.Amount.LT(minBond.Amount) {
-		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "bond %s: need at least %s (participant_min_bond), in %s",
-			bond, minBond, minBond.Denom)
+	if err := types.CheckParticipantMinBond(bond, params); err != nil {
+		return errorsmod.Wrap(types.ErrInvalidParticipantBond, err.Error())
 	}
 	if err := types.CheckBackedWeight(fields.Weight, bond, params); err != nil {
 		return errorsmod.Wrap(types.ErrInvalidParticipantBond, err.Error())

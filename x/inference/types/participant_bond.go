@@ -60,6 +60,18 @@ func WeightCap(bond sdk.Coin, p Params) uint64 {
 	return max(BackedWeight(bond, p.ParticipantBondPerWeight), 1)
 }
 
+// CheckParticipantMinBond refuses a registration bond below
+// participant_min_bond or in another denom (registration and
+// add-genesis-participant; genesis Validate does not, as governance may
+// have raised the minimum since a participant registered).
+func CheckParticipantMinBond(bond sdk.Coin, p Params) error {
+	minBond := p.ParticipantMinBond
+	if bond.Denom != minBond.Denom || bond.Amount.IsNil() || bond.Amount.LT(minBond.Amount) {
+		return fmt.Errorf("bond %s: need at least %s (participant_min_bond), in %s", bond, minBond, minBond.Denom)
+	}
+	return nil
+}
+
 // CheckBackedWeight is the one rule tying a participant's weight to its
 // bond, used by registration, update, genesis and the CLI: the bond is in
 // the participant bond denom and weight is at most WeightCap.
