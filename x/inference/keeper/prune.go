@@ -114,8 +114,11 @@ func (k Keeper) missingReason(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("load params: %w", err)
 	}
-	// Inferences closed at or before last - retention were due by last.
+	// Inferences closed at or before last - retention were due by last,
+	// with the retention of today's params (each prune height was fixed by
+	// the params at its close, so after a change this is approximate).
 	closedBefore := max(last-params.RetentionBlocks()+1, 0)
-	return fmt.Sprintf("never started, or not retained: inferences closed before height %d are pruned after inference_retention_epochs = %d (last pruned at height %d)",
+	return fmt.Sprintf("never started, or not retained: inferences closed before about height %d are pruned "+
+		"(inference_retention_epochs = %d, fixed for each inference when it closed; last pruned at height %d)",
 		closedBefore, params.InferenceRetentionEpochs, last), nil
 }

@@ -91,7 +91,7 @@ func TestPruneExactlyAtTheBoundary(t *testing.T) {
 			_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "p", TransferAgent: bech(agentByte)})
 			require.Equal(t, codes.NotFound, status.Code(err))
 			require.ErrorContains(t, err, fmt.Sprintf(
-				"never started, or not retained: inferences closed before height %d are pruned after inference_retention_epochs = 1", tc.wantEnd+1))
+				"never started, or not retained: inferences closed before about height %d are pruned (inference_retention_epochs = 1,", tc.wantEnd+1))
 			require.ErrorIs(t, f.finish(1, "p"), types.ErrInferenceNotFound, "a pruned inference cannot be finished")
 		})
 	}
