@@ -82,7 +82,7 @@ func TestMigrate3to4RekeysPrunesAndAttributesProbes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(migrationHeight), last)
 	_, err = f.k.Inference(f.ctx, addr(agentByte), "fin-old")
-	require.ErrorContains(t, err, "not retained: inferences closed before height 201")
+	require.ErrorContains(t, err, "not retained: inferences closed before about height 201")
 
 	h := f.health(2)
 	require.Equal(t, [2]string{"probe-1", bech(secondAgentByte)}, [2]string{h.ProbeInferenceId, h.ProbeAgent})
