@@ -8,7 +8,7 @@ import (
 )
 
 // MigrateParticipantsTo4 exposes the participants' part of Migrate3to4 to
-// tests until the integrator wires it into Migrate3to4.
+// tests, which run it alone on a version-3 registry.
 func (m Migrator) MigrateParticipantsTo4(ctx context.Context) error {
 	return m.migrateParticipantsTo4(ctx)
 }
@@ -22,4 +22,10 @@ func (k Keeper) SetRawParticipant(ctx context.Context, addr sdk.AccAddress, bz [
 		return fmt.Errorf("encode participant key: %w", err)
 	}
 	return k.storeService.OpenKVStore(ctx).Set(append(k.Participants.GetPrefix(), key...), bz)
+}
+
+// Migrate3to4InBatches exposes Migrate3to4 with a batch size tests can
+// shrink, so a small store crosses batch boundaries.
+func (m Migrator) Migrate3to4InBatches(ctx sdk.Context, batch int) error {
+	return m.migrate3to4InBatches(ctx, batch)
 }

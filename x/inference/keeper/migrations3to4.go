@@ -90,13 +90,13 @@ func fillRetention(p *types.Params) {
 // checks everything it can refuse (checkV3, which writes nothing) and only
 // then writes.
 func (m Migrator) Migrate3to4(ctx sdk.Context) error {
-	return m.Migrate3to4InBatches(ctx, migrationBatch)
+	return m.migrate3to4InBatches(ctx, migrationBatch)
 }
 
-// Migrate3to4InBatches is Migrate3to4 holding at most batch version-3
+// migrate3to4InBatches is Migrate3to4 holding at most batch version-3
 // entries in memory at once; the migrated store is the same for every
 // batch of at least 1 (TestMigrate3to4AcrossBatchBoundaries).
-func (m Migrator) Migrate3to4InBatches(ctx sdk.Context, batch int) error {
+func (m Migrator) migrate3to4InBatches(ctx sdk.Context, batch int) error {
 	if batch < 1 {
 		return fmt.Errorf("migration batch %d: must be at least 1", batch)
 	}
