@@ -81,10 +81,17 @@ func addTransferAgent(cdc codec.JSONCodec, ac address.Codec, appState map[string
 		return err
 	}
 	gs.TransferAgents = slices.Insert(gs.TransferAgents, at, agent)
+	return storeBondedGenesis(cdc, ac, appState, gs, agent.Bond)
+}
+
+// storeBondedGenesis writes gs, which a genesis command just extended with
+// one bonded agent or participant, back to the app state once it is
+// valid, adding bond to the module account's balance.
+func storeBondedGenesis(cdc codec.JSONCodec, ac address.Codec, appState map[string]json.RawMessage, gs types.GenesisState, bond sdk.Coin) error {
 	if err := gs.Validate(ac); err != nil {
 		return fmt.Errorf("genesis would be invalid: %w", err)
 	}
-	if err := addModuleBond(cdc, ac, appState, agent.Bond); err != nil {
+	if err := addModuleBond(cdc, ac, appState, bond); err != nil {
 		return err
 	}
 	bz, err := cdc.MarshalJSON(&gs)

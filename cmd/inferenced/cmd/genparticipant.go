@@ -119,18 +119,7 @@ func addParticipant(cdc codec.JSONCodec, ac address.Codec, appState map[string]j
 	}
 	p.Bond = bond
 	gs.Participants = append(gs.Participants, p)
-	if err := gs.Validate(ac); err != nil {
-		return fmt.Errorf("genesis would be invalid: %w", err)
-	}
-	if err := addModuleBond(cdc, ac, appState, bond); err != nil {
-		return err
-	}
-	bz, err := cdc.MarshalJSON(&gs)
-	if err != nil {
-		return err
-	}
-	appState[types.ModuleName] = bz
-	return nil
+	return storeBondedGenesis(cdc, ac, appState, gs, bond)
 }
 
 // participantBond is bondArg parsed, or the smallest bond the chain would
