@@ -76,8 +76,8 @@ func fillRetention(p *types.Params) {
 //     version-3 chain kept every inference it ever closed, so the first
 //     upgrade block deletes the backlog once; later blocks prune only what
 //     closed retention blocks before them);
-//   - participants registered without a bond serve unbonded at weight 1
-//     (migrateParticipantsTo4).
+//   - participants registered without a bond serve unbonded, capped at the
+//     weight the minimum bond backs (migrateParticipantsTo4).
 //
 // It streams the version-3 history in batches of migrationBatch, so its
 // memory does not grow with the chain's age.
@@ -158,6 +158,11 @@ func (m Migrator) checkV3(ctx sdk.Context, old v3Layout) error {
 	if err := old.inferences.Walk(ctx, v3Keys(), func(id string, inf types.Inference) (bool, error) {
 		if id != inf.InferenceId {
 			return true, fmt.Errorf("version-3 inference key %q holds inference %q", id, inf.InferenceId)
+		}
+		// The id sits inside the version-4 expiry and prune keys, which
+		// refuse some bytes: check it as every start did.
+		if err := types.ValidateInferenceID(id); err != nil {
+			return true, fmt.Errorf("version-3 inference %q: %w", id, err)
 		}
 		key, err := m.k.inferenceKey(inf)
 		if err != nil {

@@ -122,6 +122,52 @@ func TestMigrateParticipantsTo4CapsUnbondedAtTheMinimumBondsWeight(t *testing.T)
 	require.True(t, f.bank.Balances(addr(3)).IsZero())
 }
 
+// free weight for legacy registrations: an unbonded participant's cap
+// follows today's minimum bond, so after governance raises it tenfold a
+// sybil carried over from version 3 must not raise its weight for nothing;
+// it may lower it, and its first bond is at least the minimum.
+func TestUnbondedParticipantCannotRaiseItsWeightForFree(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 100, true, "m"), gp(2, 100, true, "m")))
+	f.block(1)
+	asVersion3(t, f, map[byte]uint64{1: 100, 2: 100})
+	require.NoError(t, keeper.NewMigrator(*f.k).MigrateParticipantsTo4(f.ctx))
+	p, err := f.k.Params.Get(f.ctx)
+	require.NoError(t, err)
+	p.ParticipantMinBond = stake(10_000_000)
+	_, err = f.msg.UpdateParams(f.ctx, &types.MsgUpdateParams{Authority: authority(t), Params: p})
+	require.NoError(t, err)
+	require.Equal(t, uint64(1000), types.WeightCap(sdk.NewInt64Coin("stake", 0), p), "the unbonded cap followed the minimum bond")
+
+	cases := []struct {
+		name    string
+		weight  uint64
+		addBond sdk.Coin
+		mention string
+	}{
+		{"raise without a bond", 1000, sdk.Coin{}, "may not raise its weight above 100"},
+		{"first bond below the minimum", 100, perWeight(150), "need at least 10000000stake"},
+		{"same weight without a bond", 100, sdk.Coin{}, ""},
+		{"lower without a bond", 50, sdk.Coin{}, ""},
+		{"raise with a first bond of the minimum", 1000, stake(10_000_000), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.addBond.Denom != "" {
+				f.bank.Fund(addr(1), c.addBond)
+			}
+			err := f.updateWeight(1, c.weight, c.addBond)
+			if c.mention == "" {
+				require.NoError(t, err)
+				require.Equal(t, c.weight, f.participant(1).Weight)
+				return
+			}
+			require.ErrorIs(t, err, types.ErrInvalidParticipantBond)
+			require.ErrorContains(t, err, c.mention)
+		})
+	}
+	require.Equal(t, stake(10_000_000), f.participant(1).Bond)
+}
+
 // Params governance set before the upgrade are kept.
 func TestMigrateParticipantsTo4KeepsSetBondParams(t *testing.T) {
 	f := newFixture(t)

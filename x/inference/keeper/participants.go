@@ -129,6 +129,9 @@ func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fiel
 	if err != nil {
 		return err
 	}
+	if err := checkUnbondedUpdate(p, fields.Weight, bond, params); err != nil {
+		return err
+	}
 	if err := types.CheckBackedWeight(fields.Weight, bond, params); err != nil {
 		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "%s; add the difference with add_bond", err)
 	}
@@ -146,6 +149,31 @@ func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fiel
 		return err
 	}
 	return emitRegistered(ctx, p, true)
+}
+
+// checkUnbondedUpdate holds an unbonded participant (carried over from
+// version 3) to the weight the migration left it: its cap follows today's
+// minimum bond, so without this a governance raise of participant_min_bond
+// (or a cut of the per-weight) would let every free legacy registration
+// raise its weight for nothing. It may lower its weight; to raise it, it
+// bonds, and its first bond is at least participant_min_bond, as a
+// registration's is.
+func checkUnbondedUpdate(p types.Participant, weight uint64, bond sdk.Coin, params types.Params) error {
+	if !types.Unbonded(p.Bond) {
+		return nil
+	}
+	if types.Unbonded(bond) {
+		if weight > p.Weight {
+			return errorsmod.Wrapf(types.ErrInvalidParticipantBond,
+				"%s holds no bond (carried over from version 3) and may not raise its weight above %d; add a bond of at least %s with add_bond",
+				p.Address, p.Weight, params.ParticipantMinBond)
+		}
+		return nil
+	}
+	if err := types.CheckParticipantMinBond(bond, params); err != nil {
+		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "first bond of %s (carried over from version 3 without one): %s", p.Address, err)
+	}
+	return nil
 }
 
 // addedBond is bond plus add, and whether add adds anything. A zero add

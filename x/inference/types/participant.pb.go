@@ -138,7 +138,8 @@ type Participant struct {
 	// bond is held by the module account and backs weight; it is returned at
 	// the first epoch boundary after the participant asks to leave. Zero only
 	// for a participant carried over unbonded from module version 3, which
-	// serves at weight 1 until it adds a bond.
+	// serves at most at the weight participant_min_bond backs and may not
+	// raise its weight until it adds a bond of at least that minimum.
 	Bond types.Coin `protobuf:"bytes,9,opt,name=bond,proto3" json:"bond"`
 	// leaving_epoch is 0 while the participant serves; otherwise the epoch in
 	// which it asked to leave. It stays in that epoch's group and is released
