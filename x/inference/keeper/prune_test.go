@@ -97,6 +97,21 @@ func TestPruneExactlyAtTheBoundary(t *testing.T) {
 	}
 }
 
+// A stale prune entry that names a running inference (unreachable: an id
+// is reused only once its inference and entry are gone) neither deletes it
+// nor fails the block: only the entry goes.
+func TestPruneKeepsAStartedInferenceAStaleEntryNames(t *testing.T) {
+	f := pruneFixture(t, 1)
+	f.begin(2)
+	f.mustStart("running", 1, "m")
+	require.NoError(t, f.k.PruneIndex.Set(f.ctx, keeper.NewHeightKey(2, keeper.NewInferenceKey(addr(agentByte), "running"))))
+	f.end()
+	require.True(t, f.retained(agentByte, "running"))
+	require.Equal(t, types.INFERENCE_STATUS_STARTED, f.inference("running").Status)
+	_, ok := f.prunedAt(agentByte, "running")
+	require.False(t, ok, "the stale entry is dropped")
+}
+
 // A block with nothing due writes nothing for pruning: no last-pruned
 // height appears before the first prune.
 func TestPruneWritesNothingWhenNothingIsDue(t *testing.T) {
