@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
 
 all: build
 
@@ -24,6 +24,7 @@ help:
 	@echo "make bench        micro-benchmarks (make bench-unit), then the scale figures beside their baselines (make bench-scale)"
 	@echo "make growth       10 epochs of steady load in-process: store keys and bytes at epochs 2 and 10, the block end with and without pruning"
 	@echo "make localnet-disk  a localnet under load: data/ growth per 1,000 blocks (README.md, \"Disk\"; its knobs are the localnet's)"
+	@echo "make cosmovisor   build cosmovisor v1.5.0 (tools/cosmovisor, its own module) into build/tools/cosmovisor"
 	@echo "make sim          the outage simulator: prints its table, rewrites docs/simulation/ (table.md, outage.svg)"
 	@echo "make sim-sweep    the traffic trip-rule calibration table the defaults come from"
 	@echo "make localnet     build and run a 4-validator localnet with executors and load, show the breaker (Ctrl-C stops)"
@@ -65,6 +66,18 @@ golangci-lint: $(GOLANGCI_LINT)
 $(GOLANGCI_LINT): $(GOLANGCI_SRC)
 	@mkdir -p $(@D)
 	cd tools/golangci-lint && GOWORK=off $(GO) test ./... && GOWORK=off $(GO) build -o $(abspath $@) .
+
+# cosmovisor, the process manager validators take upgrades with, built from
+# tools/cosmovisor (its own module, version pinned by its go.mod's tool
+# line: v1.5.0, the newest that builds here). Rebuilt when that module changes.
+COSMOVISOR     := $(BUILD_DIR)/tools/cosmovisor
+COSMOVISOR_SRC := $(wildcard tools/cosmovisor/go.mod tools/cosmovisor/go.sum)
+
+cosmovisor: $(COSMOVISOR)
+
+$(COSMOVISOR): $(COSMOVISOR_SRC)
+	@mkdir -p $(@D)
+	cd tools/cosmovisor && GOWORK=off $(GO) build -o $(abspath $@) cosmossdk.io/tools/cosmovisor/cmd/cosmovisor
 
 # golangci-lint covers go vet's checks and gofmt/goimports for the default
 # build; the tagged builds of app/ are vetted on their own, and gofmt also
