@@ -53,6 +53,31 @@ func TestEnableVoteExtensionsOnlyWhenOff(t *testing.T) {
 	}
 }
 
+// A height that is not after the block setting it would be refused by
+// CometBFT when the block's consensus params reach it: the handler fails
+// the upgrade block instead, with the heights in the error.
+func TestEnableVoteExtensionsRefusesAPastHeight(t *testing.T) {
+	key := storetypes.NewKVStoreKey(consensustypes.StoreKey)
+	ctx := testutil.DefaultContextWithDB(t, key, storetypes.NewTransientStoreKey("transient")).Ctx.WithBlockHeight(200)
+	k := consensuskeeper.NewKeeper(moduletestutil.MakeTestEncodingConfig().Codec,
+		runtime.NewKVStoreService(key), "authority", runtime.EventService{})
+	if err := k.ParamsStore.Set(ctx, cmtproto.ConsensusParams{Block: &cmtproto.BlockParams{MaxBytes: 1 << 20, MaxGas: -1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []int64{101, 200} {
+		if _, err := enableVoteExtensions(ctx, k.ParamsStore, h); err == nil {
+			t.Errorf("enable height %d at block 200: no error", h)
+		}
+	}
+	after, err := k.ParamsStore.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Abci != nil && after.Abci.VoteExtensionsEnableHeight != 0 {
+		t.Fatalf("a refused height was stored: %+v", after.Abci)
+	}
+}
+
 func TestEnableVoteExtensionsFailsWithoutParams(t *testing.T) {
 	key := storetypes.NewKVStoreKey(consensustypes.StoreKey)
 	ctx := testutil.DefaultContextWithDB(t, key, storetypes.NewTransientStoreKey("transient")).Ctx

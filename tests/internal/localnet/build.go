@@ -7,10 +7,6 @@ import (
 	"testing"
 )
 
-// BuildPrevious builds inferenced without upgrade handlers: the release
-// before the health-attestation upgrade, as far as x/upgrade can tell.
-func BuildPrevious(t *testing.T) string { return BuildTagged(t, "noupgradehandlers") }
-
 // BuildLying builds inferenced with the test-only lying vote extensions
 // (app/lying_on.go), switched on per process by INFERENCED_LIE.
 func BuildLying(t *testing.T) string { return BuildTagged(t, "lying") }

@@ -54,6 +54,20 @@ type Config struct {
 	// (NODE<i>_BIN, NODE<i>_ENV: space-separated VAR=value words).
 	NodeBin map[int]string
 	NodeEnv map[int]string
+
+	// InitScript, if set, is another release's scripts/localnet.sh: Start
+	// runs its `init` (with Inferenced, that release's binary) so that the
+	// genesis and homes are that release's, then this release's script
+	// starts the network (Release.InitScript).
+	InitScript string
+
+	// Cosmovisor runs every validator under cosmovisor (COSMOVISOR=1,
+	// COSMOVISOR_BIN): genesis/bin holds the node's binary, and
+	// upgrades/<UpgradeName>/bin UpgradeBin if both are set (UPGRADE_NAME,
+	// UPGRADE_BIN).
+	Cosmovisor              bool
+	CosmovisorBin           string
+	UpgradeName, UpgradeBin string
 }
 
 // DefaultConfig is what the scenarios share: 4 validators and 4 fake
@@ -159,6 +173,17 @@ func (c Config) env() []string {
 		}
 		env = append(env, "MONITOR_OFF_NODES="+strings.Join(nodes, " "))
 	}
+	if c.Cosmovisor {
+		env = append(env, "COSMOVISOR=1")
+	}
+	setString := func(name, v string) {
+		if v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	setString("COSMOVISOR_BIN", c.CosmovisorBin)
+	setString("UPGRADE_NAME", c.UpgradeName)
+	setString("UPGRADE_BIN", c.UpgradeBin)
 	for _, i := range sortedKeys(c.NodeBin) {
 		env = append(env, fmt.Sprintf("NODE%d_BIN=%s", i, c.NodeBin[i]))
 	}

@@ -139,12 +139,25 @@ func (l *Load) GriefBlocks() []GriefBlock {
 	return out
 }
 
+// StartLoadOf is StartLoad with another release's load driver (its flags
+// must include StartLoad's: -rate, -exec-timeout, -run, -events, -quiet),
+// as its single default agent.
+func (n *Net) StartLoadOf(r Release, rate int, run string, timeout time.Duration) *Load {
+	n.t.Helper()
+	return n.startLoadWith(r.Loadgen(), run, timeout, "-rate", strconv.Itoa(rate), "-exec-timeout", "1s")
+}
+
 func (n *Net) startLoad(run string, timeout time.Duration, flags ...string) *Load {
+	n.t.Helper()
+	return n.startLoadWith(filepath.Join(n.Bins, "loadgen"), run, timeout, flags...)
+}
+
+func (n *Net) startLoadWith(bin, run string, timeout time.Duration, flags ...string) *Load {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	l := &Load{n: n, events: filepath.Join(n.Home, run+"-events.jsonl"), cancel: cancel, done: make(chan struct{})}
 	args := append([]string{"-grpc", n.GRPC(0), "-keyring-dir", n.KeysDir, "-run", run, "-events", l.events, "-quiet"}, flags...)
-	l.cmd = exec.CommandContext(ctx, filepath.Join(n.Bins, "loadgen"), args...)
+	l.cmd = exec.CommandContext(ctx, bin, args...)
 	l.cmd.Stdout, l.cmd.Stderr = &l.out, &l.out
 	l.cmd.Cancel = func() error { return l.cmd.Process.Signal(os.Interrupt) } // let it flush its events
 	l.cmd.WaitDelay = 10 * time.Second

@@ -62,6 +62,12 @@ func Start(t *testing.T, cfg Config) *Net {
 			t.Logf("localnet stop: %v\n%s", err, out)
 		}
 	})
+	if cfg.InitScript != "" {
+		if out, err := n.script(cfg.InitScript, 5*time.Minute, "init"); err != nil {
+			t.Fatalf("localnet init by %s: %v\n%s", cfg.InitScript, err, out)
+		}
+		n.writeAddresses(scriptEnvBinary(cfg, n.Bins))
+	}
 	if out, err := n.Script(5*time.Minute, "start"); err != nil {
 		t.Fatalf("localnet start: %v\n%s", err, out)
 	}
@@ -83,14 +89,18 @@ func ScriptEnv(t *testing.T, cfg Config, home string) []string {
 	return scriptEnv(cfg, home, Binaries(t))
 }
 
-func scriptEnv(cfg Config, home, bins string) []string {
-	inferenced := cfg.Inferenced
-	if inferenced == "" {
-		inferenced = filepath.Join(bins, "inferenced")
+// scriptEnvBinary is the validators' binary of a network of cfg.
+func scriptEnvBinary(cfg Config, bins string) string {
+	if cfg.Inferenced != "" {
+		return cfg.Inferenced
 	}
+	return filepath.Join(bins, "inferenced")
+}
+
+func scriptEnv(cfg Config, home, bins string) []string {
 	env := append(os.Environ(),
 		"LOCALNET_HOME="+home,
-		"INFERENCED="+inferenced,
+		"INFERENCED="+scriptEnvBinary(cfg, bins),
 		"FAKE_EXECUTOR="+filepath.Join(bins, "fake-executor"),
 		"LOCALNET_KEYS="+filepath.Join(bins, "localnet-keys"),
 		"LOADGEN="+filepath.Join(bins, "loadgen"),
@@ -115,9 +125,13 @@ func (n *Net) startWatchdog() {
 
 // Script runs scripts/localnet.sh with args in the network's environment.
 func (n *Net) Script(timeout time.Duration, args ...string) (string, error) {
+	return n.script(filepath.Join(n.root, "scripts", "localnet.sh"), timeout, args...)
+}
+
+func (n *Net) script(path string, timeout time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(n.root, "scripts", "localnet.sh")}, args...)...)
+	cmd := exec.CommandContext(ctx, "bash", append([]string{path}, args...)...)
 	cmd.Env = n.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -150,18 +164,47 @@ func (n *Net) RestartWith(bin string) {
 }
 
 // Kill stops validator i at once (SIGKILL), as a crash would; Script
-// "start" brings it back.
+// "start" brings it back. The signal goes to the node's process group (the
+// script starts each in its own session), so that under cosmovisor the
+// node goes with it.
 func (n *Net) Kill(i int) {
 	n.t.Helper()
-	bz, err := os.ReadFile(filepath.Join(n.Home, "pids", fmt.Sprintf("node%d.pid", i)))
+	if err := syscall.Kill(-n.nodePID(i), syscall.SIGKILL); err != nil {
+		n.t.Fatalf("kill node %d: %v", i, err)
+	}
+}
+
+// StopNode stops validator i as an operator would (SIGTERM to its process
+// group, cosmovisor and node) and waits up to a minute until it is gone;
+// Script "start" brings it back.
+func (n *Net) StopNode(i int) {
+	n.t.Helper()
+	pid := n.nodePID(i)
+	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil {
+		n.t.Fatalf("stop node %d: %v", i, err)
+	}
+	for deadline := time.Now().Add(time.Minute); syscall.Kill(-pid, 0) == nil; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			n.t.Logf("node %d ignored SIGTERM for a minute: killed", i)
+			break
+		}
+	}
+	_ = os.Remove(n.pidFile(i))
+}
+
+func (n *Net) pidFile(i int) string { return filepath.Join(n.Home, "pids", fmt.Sprintf("node%d.pid", i)) }
+
+// nodePID is validator i's process (its group leader) from its pid file.
+func (n *Net) nodePID(i int) int {
+	n.t.Helper()
+	bz, err := os.ReadFile(n.pidFile(i))
 	if err != nil {
 		n.t.Fatal(err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(bz)))
-	if err != nil {
-		n.t.Fatal(err)
+	if err != nil || pid <= 1 {
+		n.t.Fatalf("node %d pid file: %q", i, bz)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		n.t.Fatalf("kill node %d: %v", i, err)
-	}
+	return pid
 }
