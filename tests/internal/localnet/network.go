@@ -193,7 +193,9 @@ func (n *Net) StopNode(i int) {
 	_ = os.Remove(n.pidFile(i))
 }
 
-func (n *Net) pidFile(i int) string { return filepath.Join(n.Home, "pids", fmt.Sprintf("node%d.pid", i)) }
+func (n *Net) pidFile(i int) string {
+	return filepath.Join(n.Home, "pids", fmt.Sprintf("node%d.pid", i))
+}
 
 // nodePID is validator i's process (its group leader) from its pid file.
 func (n *Net) nodePID(i int) int {
