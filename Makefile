@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale test-upgrade fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
+	@echo "make test-upgrade the upgrade from the previous release under cosmovisor (tests/upgrade)"
 	@echo "make test-scale   the 1,000-executor scenario (tests/e2e/scale_test.go) after its 6-executor baseline"
 	@echo "make bench        micro-benchmarks (make bench-unit), then the scale figures beside their baselines (make bench-scale)"
 	@echo "make growth       10 epochs of steady load in-process: store keys and bytes at epochs 2 and 10, the block end with and without pruning"
@@ -88,13 +89,12 @@ lint: $(GOLANGCI_LINT)
 	bash scripts/check-large-files.sh
 	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 	$(GO) vet -tags lying ./app/
-	$(GO) vet -tags noupgradehandlers ./app/
 	@bad=$$(git ls-files '*.go' | grep -v -e '\.pb\.go$$' -e '\.pb\.gw\.go$$' | xargs -r gofmt -l); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
 # Unit tests first, then the multi-process localnet tests on their own, so
 # the two never compete for the CPU.
-test: lint build test-unit test-localnet test-e2e test-scale fuzz
+test: lint build test-unit test-localnet test-e2e test-scale test-upgrade fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
@@ -108,6 +108,11 @@ test-localnet: build
 SCALE_TESTS := ^TestScale
 test-e2e: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 25m -v -skip '$(SCALE_TESTS)' ./tests/e2e/
+
+# The upgrade from the previous release (tests/upgrade/README.md): built
+# from the clone's history, run under cosmovisor, upgraded by governance.
+test-upgrade: build cosmovisor
+	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 20m -v ./tests/upgrade/
 
 # The scale scenario: a 6-executor network, then a 1,000-executor one.
 test-scale: build

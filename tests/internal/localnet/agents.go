@@ -129,3 +129,21 @@ func (n *Net) StartInference(from, id, model, executor string) (uint32, string) 
 // Model is the model every executor of the localnet serves
 // (scripts/localnet.sh's MODEL default, which the harness never changes).
 const Model = "llama-7b"
+
+// TransferAgentMinBond is the chain's transfer_agent_min_bond as a coin
+// ("1000000stake"), what registering an agent takes at least.
+func (n *Net) TransferAgentMinBond() string {
+	n.t.Helper()
+	var res struct {
+		Params struct {
+			MinBond struct {
+				Denom  string `json:"denom"`
+				Amount string `json:"amount"`
+			} `json:"transfer_agent_min_bond"`
+		} `json:"params"`
+	}
+	if err := n.Query(&res, "inference", "params"); err != nil {
+		n.t.Fatal(err)
+	}
+	return res.Params.MinBond.Amount + res.Params.MinBond.Denom
+}

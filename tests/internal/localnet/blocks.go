@@ -160,3 +160,13 @@ func (n *Net) BlockTimes(from, to int64) time.Duration {
 	}
 	return at(to).Sub(at(from)) / time.Duration(to-from)
 }
+
+// BlockTime is the time in the header of block h (node 0).
+func (n *Net) BlockTime(h int64) time.Time {
+	n.t.Helper()
+	b, err := n.block(0, h)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return b.Header.Time
+}

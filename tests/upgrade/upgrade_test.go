@@ -1,0 +1,259 @@
+package upgrade_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cosmos/cosmos-sdk/codec"
+	codectypes "github.com/cosmos/cosmos-sdk/codec/types"
+
+	"github.com/inferenced/inferenced/app"
+	ln "github.com/inferenced/inferenced/tests/internal/localnet"
+	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
+)
+
+// TestUpgradeFromPreviousReleaseUnderCosmovisor: four validators under
+// cosmovisor on the previous release (tests/upgrade/PREVIOUS_RELEASE, its
+// own genesis and load driver), with vote extensions on as that release
+// starts, an executor excluded and inferences open, pass a governance
+// MsgSoftwareUpgrade to v2. Every node halts at the plan height and
+// cosmovisor restarts it on this release; node 3, stopped before the halt,
+// joins late and takes the same path. The exports before and after compare
+// as the migration says, every node computes the same app hashes, and the
+// breaker, attestation and load work on the new binary.
+func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-validator network; run without -short")
+	}
+	prev := ln.BuildRelease(t, ln.PreviousRelease(t))
+	bins := ln.Binaries(t)
+	cfg := ln.DefaultConfig()
+	cfg.PortOffset = 5600
+	cfg.Inferenced = prev.Inferenced()
+	cfg.InitScript = prev.InitScript()
+	cfg.Cosmovisor, cfg.CosmovisorBin = true, ln.CosmovisorBin(t)
+	cfg.UpgradeName, cfg.UpgradeBin = app.UpgradeName, filepath.Join(bins, "inferenced")
+	n := ln.Start(t, cfg)
+	n.WaitHeight(3, time.Minute)
+
+	oldLoad := n.StartLoadOf(prev, 3, "old", 10*time.Minute)
+	dark := n.Outage(3).Refuse().AwaitExclusion(0, 2*time.Minute)
+	t.Logf("previous release: exec3 dark at %d, excluded at %d", dark.DarkAt, dark.ExcludedAt)
+
+	// The 20 s voting period is about 35 blocks here; 80 leave room.
+	upgradeAt := n.Height() + 80
+	plan := map[string]any{"@type": "/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade", "authority": n.GovAddress(),
+		"plan": map[string]any{"name": app.UpgradeName, "height": fmt.Sprint(upgradeAt)}}
+	n.PassProposal(n.ProposalFile("Upgrade to "+app.UpgradeName, "This release.", plan), 2*time.Minute)
+	passedAt := n.Height()
+	n.WaitHeight(upgradeAt-15, 3*time.Minute)
+	n.StopNode(3)
+	lateStopped := n.Height()
+
+	// The halt: the previous release stores block H but cannot run it.
+	n.WaitHeight(upgradeAt, 3*time.Minute)
+	for i := 0; i < 3; i++ {
+		waitUpgraded(t, n, i, upgradeAt, 2*time.Minute)
+	}
+	n.WaitHeight(upgradeAt+3, 3*time.Minute)
+	if err := oldLoad.Stop(); err != nil {
+		t.Logf("previous release's load driver: %v", err)
+	}
+	oldAnswered := answered(oldLoad.Events(), 0, upgradeAt)
+	t.Logf("timeline: plan height %d (proposal passed by %d); node 3 stopped at %d; block %d at %s, %d at %s (first on the new binary), halt %s",
+		upgradeAt, passedAt, lateStopped, upgradeAt-1, blockTime(t, n, upgradeAt-1), upgradeAt, blockTime(t, n, upgradeAt),
+		n.BlockTimes(upgradeAt-1, upgradeAt))
+	if oldAnswered == 0 {
+		t.Errorf("the previous release's load driver finished nothing before the halt:\n%s", oldLoad.Output())
+	}
+
+	// The late node: cosmovisor runs the old binary up to H, then this one.
+	if out, err := n.Script(5*time.Minute, "start"); err != nil {
+		t.Fatalf("start node 3: %v\n%s", err, out)
+	}
+	joined := time.Now()
+	waitUpgraded(t, n, 3, upgradeAt, 3*time.Minute)
+	n.Eventually("node 3 caught up", 3*time.Minute, func() error {
+		if h, top := n.HeightOn(3), n.Height(); h < top-1 {
+			return fmt.Errorf("node 3 at %d, node 0 at %d", h, top)
+		}
+		return nil
+	})
+	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
+
+	// The export before: the previous release on cosmovisor's backup of
+	// node 0's data, the state of the last block it ran (H-1).
+	before := ln.Export(t, prev.Inferenced(), backupHome(t, n, 0), 0)
+
+	// Traffic on the new binary: the old agent registers (the migration
+	// invents none) and the load driver plays it.
+	bond := n.TransferAgentMinBond()
+	if code, log := n.Tx("agent", "inference", "register-transfer-agent", bond); code != 0 {
+		t.Fatalf("register the agent after the upgrade: code %d: %s", code, log)
+	}
+	load := n.StartLoad(3, "new", 10*time.Minute, ln.AsAgents("agent"))
+	loadFrom := n.Height()
+
+	// The breaker on the new binary: a fresh outage within 3 blocks, and
+	// the executor dark since before the upgrade back through a probe.
+	fresh := n.Outage(2).Dark().AwaitExclusion(0, 2*time.Minute).Evidence()
+	t.Logf("new binary: exec2 dark after %d, excluded at %d (%d blocks, %s evidence)", fresh.DarkAt, fresh.ExcludedAt, fresh.ExcludedAt-fresh.DarkAt, fresh.Kind)
+	if d := fresh.ExcludedAt - fresh.DarkAt; d > 3 {
+		t.Errorf("exec2 excluded %d blocks after it went dark, want within 3", d)
+	}
+	fresh.Up()
+	dark.Up().AwaitRecovery(3 * time.Minute)
+	fresh.AwaitRecovery(3 * time.Minute)
+	t.Logf("new binary: exec3 (excluded before the upgrade) healthy at %d by %s; exec2 at %d by %s",
+		dark.HealthyAt, dark.RestoredBy, fresh.HealthyAt, fresh.RestoredBy)
+
+	if err := load.Stop(); err != nil {
+		t.Errorf("load driver: %v\n%s", err, load.Output())
+	}
+	newAnswered := answered(load.Events(), loadFrom, 1<<62)
+	if newAnswered == 0 {
+		t.Errorf("the load driver finished nothing after the upgrade:\n%s", load.Output())
+	}
+	t.Logf("load: %d inferences finished before the halt (previous release's driver), %d after (this release's)", oldAnswered, newAnswered)
+
+	// The export after: node 2 stopped for it, at the upgrade height.
+	n.StopNode(2)
+	after := ln.Export(t, filepath.Join(bins, "inferenced"), filepath.Join(n.Home, "node2"), upgradeAt)
+	if out, err := n.Script(5*time.Minute, "start"); err != nil {
+		t.Fatalf("restart node 2: %v\n%s", err, out)
+	}
+	writeArtifact(t, "export-before.json", before)
+	writeArtifact(t, "export-after.json", after)
+	c, err := compareExports(before, after, defaultParams(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range c.Summary {
+		t.Logf("export diff: %s", line)
+	}
+	for _, p := range c.Problems {
+		t.Errorf("export diff: %s", p)
+	}
+
+	// Every node, the same app hash at every height from the halt on.
+	n.Eventually("node 2 caught up", 2*time.Minute, func() error {
+		if h, top := n.HeightOn(2), n.Height(); h < top-1 {
+			return fmt.Errorf("node 2 at %d, node 0 at %d", h, top)
+		}
+		return nil
+	})
+	top := min(n.HeightOn(0), n.HeightOn(1), n.HeightOn(2), n.HeightOn(3))
+	for h := upgradeAt - 2; h <= top; h++ {
+		want, err := n.AppHash(0, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < 4; i++ {
+			if got, err := n.AppHash(i, h); err != nil || got != want {
+				t.Fatalf("block %d: node %d app hash %s (%v), node 0 %s", h, i, got, err, want)
+			}
+		}
+	}
+	t.Logf("app hashes equal on 4 nodes at every height %d..%d", upgradeAt-2, top)
+}
+
+// waitUpgraded waits until validator i has halted at the plan height (its
+// data/upgrade-info.json) and cosmovisor has switched it to the upgrade's
+// binary (cosmovisor/current -> upgrades/<name>), and until it serves
+// blocks past the plan height again.
+func waitUpgraded(t *testing.T, n *ln.Net, i int, height int64, timeout time.Duration) {
+	t.Helper()
+	home := filepath.Join(n.Home, fmt.Sprintf("node%d", i))
+	n.Eventually(fmt.Sprintf("node %d on %s", i, app.UpgradeName), timeout, func() error {
+		var info struct {
+			Name   string `json:"name"`
+			Height int64  `json:"height"`
+		}
+		bz, err := os.ReadFile(filepath.Join(home, "data", "upgrade-info.json"))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(bz, &info); err != nil || info.Name != app.UpgradeName || info.Height != height {
+			return fmt.Errorf("upgrade-info.json %s (%v), want %s at %d", bz, err, app.UpgradeName, height)
+		}
+		link, err := os.Readlink(filepath.Join(home, "cosmovisor", "current"))
+		if err != nil {
+			return err
+		}
+		if filepath.Base(link) != app.UpgradeName {
+			return fmt.Errorf("cosmovisor/current -> %s", link)
+		}
+		if h := n.HeightOn(i); h <= height {
+			return fmt.Errorf("node %d at %d", i, h)
+		}
+		return nil
+	})
+}
+
+// backupHome is a scratch home for the previous release's export: node i's
+// config and the data backup cosmovisor took at the halt.
+func backupHome(t *testing.T, n *ln.Net, i int) string {
+	t.Helper()
+	node := filepath.Join(n.Home, fmt.Sprintf("node%d", i))
+	backups, _ := filepath.Glob(filepath.Join(node, "data-backup-*"))
+	if len(backups) != 1 {
+		t.Fatalf("node %d: %d cosmovisor data backups (%v), want 1", i, len(backups), backups)
+	}
+	home := t.TempDir()
+	for _, cp := range [][2]string{{filepath.Join(node, "config"), filepath.Join(home, "config")}, {backups[0], filepath.Join(home, "data")}} {
+		if out, err := exec.Command("cp", "-r", cp[0], cp[1]).CombinedOutput(); err != nil {
+			t.Fatalf("copy %s: %v\n%s", cp[0], err, out)
+		}
+	}
+	return home
+}
+
+// answered counts the driver's requests in [from, to) whose executor
+// answered and whose finish the driver sent.
+func answered(events []ln.LoadEvent, from, to int64) int {
+	k := 0
+	for _, ev := range events {
+		if ev.Outcome == "answered" && ev.Height >= from && ev.Height < to {
+			k++
+		}
+	}
+	return k
+}
+
+func blockTime(t *testing.T, n *ln.Net, h int64) string {
+	t.Helper()
+	return n.BlockTime(h).UTC().Format("15:04:05.000")
+}
+
+// defaultParams is this release's default params as the export spells
+// them (proto JSON, field names as in the .proto).
+func defaultParams(t *testing.T) map[string]json.RawMessage {
+	t.Helper()
+	p := inferencetypes.DefaultParams()
+	bz, err := codec.NewProtoCodec(codectypes.NewInterfaceRegistry()).MarshalJSON(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(bz, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// writeArtifact keeps a file of the run where UPGRADE_ARTIFACTS says (for
+// the closing figures), nowhere otherwise.
+func writeArtifact(t *testing.T, name string, bz []byte) {
+	dir := os.Getenv("UPGRADE_ARTIFACTS")
+	if dir == "" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), bz, 0o644); err != nil {
+		t.Logf("artifact %s: %v", name, err)
+	}
+}
