@@ -11,8 +11,7 @@ import (
 
 // export is the part of a genesis export the upgrade must carry over.
 type export struct {
-	InitialHeight string `json:"initial_height"`
-	AppState      struct {
+	AppState struct {
 		Inference struct {
 			Params         map[string]json.RawMessage   `json:"params"`
 			Participants   []map[string]json.RawMessage `json:"participants"`

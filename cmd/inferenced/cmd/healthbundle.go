@@ -71,7 +71,7 @@ func healthBundleCmd() *cobra.Command {
 			}
 			b, found, err := proposals.Find(block.Block.Txs.ToSliceOfBytes())
 			if !found {
-				return fmt.Errorf("block %d has no health bundle (vote extensions off at that height?)", height)
+				return fmt.Errorf("block %d has no health bundle this release reads (vote extensions off at that height, or a block from before the v2 upgrade, whose HEALTH1 bundle only the previous release decodes)", height)
 			}
 			if err != nil {
 				return err

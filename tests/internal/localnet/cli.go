@@ -18,9 +18,13 @@ var httpClient = &http.Client{Timeout: 3 * time.Second}
 
 // CLI runs inferenced against node 0 and returns stdout.
 func (n *Net) CLI(args ...string) (string, error) {
+	return n.cli(filepath.Join(n.Bins, "inferenced"), args...)
+}
+
+func (n *Net) cli(bin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(n.Bins, "inferenced"), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -58,10 +62,23 @@ type TxResult struct {
 // TxResult is Tx with the gas the transaction used.
 func (n *Net) TxResult(from string, args ...string) TxResult {
 	n.t.Helper()
+	return n.txResult(filepath.Join(n.Bins, "inferenced"), from, args...)
+}
+
+// TxOf is Tx signed and sent by another release's CLI, whose messages
+// that release's chain knows.
+func (n *Net) TxOf(r Release, from string, args ...string) (uint32, string) {
+	n.t.Helper()
+	res := n.txResult(r.Inferenced(), from, args...)
+	return res.Code, res.Log
+}
+
+func (n *Net) txResult(bin, from string, args ...string) TxResult {
+	n.t.Helper()
 	args = append(append([]string{"tx"}, args...), "--from", from, "--keyring-backend", "test",
 		"--keyring-dir", n.KeysDir, "--chain-id", "inferenced-local", "--node", n.RPCAddr(),
 		"--yes", "--output", "json", "--gas", "400000")
-	raw, err := n.CLI(args...)
+	raw, err := n.cli(bin, args...)
 	if err != nil {
 		return TxResult{Code: 1, Log: err.Error()}
 	}

@@ -127,24 +127,23 @@ func (n *Net) writeAddresses(bin string) {
 }
 
 // Export runs bin's `export` on a stopped node's home (at height, or the
-// latest if 0) and returns the genesis document it prints.
+// latest if 0) and returns the genesis document it writes
+// (--output-document: the node's log lines go to stdout).
 func Export(t *testing.T, bin, home string, height int64) []byte {
 	t.Helper()
-	args := []string{"export", "--home", home}
+	doc := filepath.Join(t.TempDir(), "export.json")
+	args := []string{"export", "--home", home, "--output-document", doc}
 	if height > 0 {
 		args = append(args, "--height", fmt.Sprint(height))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, stderr.String())
+	if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
 	}
-	// Some SDK versions print the document on stderr.
-	if stdout.Len() == 0 {
-		return stderr.Bytes()
+	bz, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return stdout.Bytes()
+	return bz
 }
