@@ -28,7 +28,8 @@ help:
 	@echo "make cosmovisor   build cosmovisor v1.5.0 (tools/cosmovisor, its own module) into build/tools/cosmovisor"
 	@echo "make sim          the outage simulator: prints its table, rewrites docs/simulation/ (table.md, outage.svg)"
 	@echo "make sim-sweep    the traffic trip-rule calibration table the defaults come from"
-	@echo "make localnet     build and run a 4-validator localnet with executors and load, show the breaker (Ctrl-C stops)"
+	@echo "make localnet     build and run a 4-validator localnet with executors and load, show the breaker (Ctrl-C stops);"
+	@echo "                  COSMOVISOR=1: every validator under cosmovisor (built first: make cosmovisor)"
 	@echo "make demo         the circuit breaker demo alone: an executor dark, excluded, probed, back"
 	@echo "make lint         golangci-lint (.golangci.yml: vet, errcheck, staticcheck, formatting, the consensus-code"
 	@echo "                  rules), go vet of the tagged app builds, gofmt, no tracked file over 1 MiB"
@@ -71,12 +72,13 @@ $(GOLANGCI_LINT): $(GOLANGCI_SRC)
 # cosmovisor, the process manager validators take upgrades with, built from
 # tools/cosmovisor (its own module, version pinned by its go.mod's tool
 # line: v1.5.0, the newest that builds here). Rebuilt when that module changes.
-COSMOVISOR     := $(BUILD_DIR)/tools/cosmovisor
-COSMOVISOR_SRC := $(wildcard tools/cosmovisor/go.mod tools/cosmovisor/go.sum)
+# Not named COSMOVISOR: that is the localnet's switch (make localnet COSMOVISOR=1).
+COSMOVISOR_TOOL := $(BUILD_DIR)/tools/cosmovisor
+COSMOVISOR_SRC  := $(wildcard tools/cosmovisor/go.mod tools/cosmovisor/go.sum)
 
-cosmovisor: $(COSMOVISOR)
+cosmovisor: $(COSMOVISOR_TOOL)
 
-$(COSMOVISOR): $(COSMOVISOR_SRC)
+$(COSMOVISOR_TOOL): $(COSMOVISOR_SRC)
 	@mkdir -p $(@D)
 	cd tools/cosmovisor && GOWORK=off $(GO) build -o $(abspath $@) cosmossdk.io/tools/cosmovisor/cmd/cosmovisor
 
@@ -176,7 +178,8 @@ growth:
 localnet-disk: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) flock /tmp/inferenced-net.lock bash scripts/localnet-disk.sh
 
-localnet: build
+# COSMOVISOR=1 runs every validator under cosmovisor (scripts/localnet.sh).
+localnet: build $(if $(filter 1,$(COSMOVISOR)),cosmovisor)
 	bash scripts/localnet-run.sh
 
 # The circuit breaker demo alone (starts and stops its own localnet when

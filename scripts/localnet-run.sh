@@ -4,7 +4,8 @@
 # dark executor out and back (scripts/demo.sh; DEMO=0 skips it), then prints
 # one line per block, and stops everything on Ctrl-C. Settings are those of
 # scripts/localnet.sh, plus the binaries: BUILD_DIR (build/), or each of
-# INFERENCED, FAKE_EXECUTOR and LOADGEN.
+# INFERENCED, FAKE_EXECUTOR and LOADGEN (and COSMOVISOR_BIN with
+# COSMOVISOR=1, which `make localnet COSMOVISOR=1` builds first).
 #
 # Stopping never depends on stdout: with `make localnet 2>&1 | tee run.log`,
 # Ctrl-C kills tee too, and a write to its closed pipe must not kill this
@@ -16,6 +17,11 @@ export INFERENCED=${INFERENCED:-$BUILD_DIR/inferenced}
 export FAKE_EXECUTOR=${FAKE_EXECUTOR:-$BUILD_DIR/fake-executor}
 export LOADGEN=${LOADGEN:-$BUILD_DIR/loadgen}
 export LOCALNET_HOME=${LOCALNET_HOME:-$root/build/localnet}
+export COSMOVISOR_BIN=${COSMOVISOR_BIN:-$BUILD_DIR/tools/cosmovisor}
+if [ "${COSMOVISOR:-0}" = 1 ] && [ ! -x "$COSMOVISOR_BIN" ]; then
+  echo "[localnet] missing $COSMOVISOR_BIN: run 'make cosmovisor' first" >&2
+  exit 1
+fi
 LOAD_RATE=${LOAD_RATE:-2}
 # port KIND INDEX: the network's port, from localnet.sh's one definition.
 port() { bash "$root/scripts/localnet.sh" ports | awk -v k="$1" -v i="$2" '$1 == k && $2 == i { print $3 }'; }

@@ -9,7 +9,10 @@
 #   scripts/localnet.sh ports    every port of the network (see Ports below)
 #
 # Processes run in their own session (setsid), so a Ctrl-C in the terminal
-# reaches only the caller, which then calls stop.
+# reaches only the caller, which then calls stop. A pid file in pids/ holds
+# the process's pid, which is also its process group: stop signals the whole
+# group (TERM, then KILL after 10 s), which under cosmovisor holds cosmovisor
+# and the inferenced it runs, and for a plain node just the node.
 #
 # Settings (environment):
 #   LOCALNET_HOME      where nodes, keys and logs live   (build/localnet)
@@ -63,6 +66,33 @@
 #                      true keeps no block results in state.db     (false)
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
+#   COSMOVISOR         1: every validator runs under cosmovisor, in the
+#                      layout below; 0: the binary itself          (0)
+#   COSMOVISOR_BIN     cosmovisor (build/tools/cosmovisor: make cosmovisor)
+#   COSMOVISOR_SKIP_BACKUP  cosmovisor's UNSAFE_SKIP_BACKUP (false): by
+#                      default cosmovisor copies data/ to <node home>/
+#                      data-backup-<date> at the upgrade halt, before it
+#                      switches binaries, as operators get it; that costs a
+#                      full copy of data/ per node, in disk and in time at
+#                      the halt. true skips it (no restore point)
+#   UPGRADE_NAME, UPGRADE_BIN  with COSMOVISOR=1: an upgrade plan's name and
+#                      the binary cosmovisor switches to at its height (none)
+#
+# Cosmovisor (COSMOVISOR=1): validator i runs as `cosmovisor run start
+# --home <node home>` with DAEMON_NAME=inferenced, DAEMON_HOME=<node home>,
+# DAEMON_ALLOW_DOWNLOAD_BINARIES=false, DAEMON_RESTART_AFTER_UPGRADE=true and
+# DAEMON_POLL_INTERVAL=300ms (NODE<i>_ENV may override them), in the
+# operator layout under <node home>/cosmovisor/:
+#   genesis/bin/inferenced          a copy of NODE<i>_BIN or INFERENCED
+#   upgrades/<UPGRADE_NAME>/bin/inferenced  a copy of UPGRADE_BIN
+#   current -> genesis or upgrades/<name>   cosmovisor's (it makes it, and
+#                                   moves it at an upgrade)
+# init and start create what is missing: copies, not links, so a rebuild of
+# build/ never changes a node's binary. genesis/bin and current are never
+# rewritten (after an upgrade the genesis binary is history and current is
+# cosmovisor's); upgrades/<name>/bin is refreshed from UPGRADE_BIN when it
+# differs. start needs only what any release's init writes (chain-id and the
+# node homes), so it also runs a home made by an earlier localnet.sh.
 #
 # Keys (test keyring in $LOCALNET_HOME/keys, made by build/localnet-keys in
 # one process; "name address" lines in $LOCALNET_HOME/addresses), each
@@ -123,6 +153,11 @@ SNAPSHOT_KEEP_RECENT=${SNAPSHOT_KEEP_RECENT:-}
 TX_INDEXER=${TX_INDEXER:-}
 DISCARD_ABCI_RESPONSES=${DISCARD_ABCI_RESPONSES:-}
 CHAIN_ID=${CHAIN_ID:-inferenced-local}
+COSMOVISOR=${COSMOVISOR:-0}
+COSMOVISOR_BIN=${COSMOVISOR_BIN:-$root/build/tools/cosmovisor}
+COSMOVISOR_SKIP_BACKUP=${COSMOVISOR_SKIP_BACKUP:-false}
+UPGRADE_NAME=${UPGRADE_NAME:-}
+UPGRADE_BIN=${UPGRADE_BIN:-}
 KEYS="$HOME_DIR/keys"
 KR=(--keyring-backend test --keyring-dir "$KEYS")
 
@@ -136,6 +171,7 @@ prom_port() { echo $((26660 + 100 * $1 + PORT_OFFSET)); }
 # range from its base (fake-executor -count).
 exec_port() { echo $((8080 + $1 + PORT_OFFSET)); }
 node_home() { echo "$HOME_DIR/node$1"; }
+node_bin() { local v="NODE$1_BIN"; echo "${!v:-$BIN}"; }
 
 # ports prints every port of the network, one "<kind> <index> <port>" line
 # each, and how the executors are served ("fleet 0 1": one process).
@@ -175,10 +211,29 @@ toml_set() {
   ' "$file" >"$tmp" && mv "$tmp" "$file"
 }
 
+die() { log "$*"; exit 1; }
+
+# need checks what start needs; init also needs the keys tool (need_init).
 need() {
-  for f in "$BIN" "$EXEC_BIN" "$KEYS_BIN"; do
-    [ -x "$f" ] || { log "missing $f: run 'make build' first"; exit 1; }
+  local f i
+  for f in "$BIN" "$EXEC_BIN"; do
+    [ -x "$f" ] || die "missing $f: run 'make build' first"
   done
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    [ -x "$(node_bin "$i")" ] || die "missing NODE${i}_BIN $(node_bin "$i")"
+  done
+  if [ "$COSMOVISOR" = 1 ]; then
+    [ -x "$COSMOVISOR_BIN" ] || die "missing $COSMOVISOR_BIN: run 'make cosmovisor' first (or set COSMOVISOR_BIN)"
+    case $COSMOVISOR_SKIP_BACKUP in true | false) ;; *) die "COSMOVISOR_SKIP_BACKUP=$COSMOVISOR_SKIP_BACKUP: true or false" ;; esac
+  fi
+  if [ -n "$UPGRADE_NAME$UPGRADE_BIN" ]; then
+    [ "$COSMOVISOR" = 1 ] || die "UPGRADE_NAME and UPGRADE_BIN are for cosmovisor: set COSMOVISOR=1"
+    [ -n "$UPGRADE_NAME" ] && [ -n "$UPGRADE_BIN" ] || die "set both UPGRADE_NAME and UPGRADE_BIN"
+    # cosmovisor looks for upgrades/<the plan's name, URL-escaped>: a name
+    # that needs no escaping is the same directory for both.
+    [[ $UPGRADE_NAME =~ ^[A-Za-z0-9._-]+$ ]] || die "UPGRADE_NAME=$UPGRADE_NAME: letters, digits, '.', '_' and '-' only"
+    [ -x "$UPGRADE_BIN" ] || die "missing UPGRADE_BIN $UPGRADE_BIN"
+  fi
   command -v jq >/dev/null || { log "jq is required (apt-get install -y jq)"; exit 1; }
   # The last executor port stays below the first gRPC port, and the last
   # validator's REST port below the first executor's.
@@ -189,6 +244,44 @@ need() {
   if [ "$(api_port $((NUM_VALIDATORS - 1)))" -ge "$(exec_port 0)" ]; then
     log "NUM_VALIDATORS=$NUM_VALIDATORS: REST ports would reach the executor ports from $(exec_port 0) (at most 68 validators)"
     exit 1
+  fi
+}
+need_init() { [ -x "$KEYS_BIN" ] || die "missing $KEYS_BIN: run 'make build' first"; }
+
+# check_home: what start reads of an initialised home. Any release's init
+# writes it; the addresses file is this release's (for the test harness).
+check_home() {
+  local i f
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    for f in config.toml app.toml genesis.json; do
+      [ -f "$(node_home "$i")/config/$f" ] ||
+        die "no $(node_home "$i")/config/$f: $HOME_DIR was initialised for fewer than NUM_VALIDATORS=$NUM_VALIDATORS validators, or not by localnet.sh ('reset' starts over)"
+    done
+  done
+  mkdir -p "$HOME_DIR/logs" "$HOME_DIR/pids"
+}
+
+# copy_bin SRC DST copies through a rename, so that a DST being run (which
+# cp cannot write: text file busy) is replaced whole.
+copy_bin() { cp "$1" "$2.tmp.$$" && chmod +x "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2"; }
+
+# cosmovisor_layout creates what is missing of node i's cosmovisor layout
+# (header, "Cosmovisor").
+cosmovisor_layout() {
+  local cv bin cur up
+  cv="$(node_home "$1")/cosmovisor"
+  bin=$(node_bin "$1")
+  if [ ! -e "$cv/genesis/bin/inferenced" ]; then
+    mkdir -p "$cv/genesis/bin"
+    copy_bin "$bin" "$cv/genesis/bin/inferenced"
+  elif ! cmp -s "$bin" "$cv/genesis/bin/inferenced"; then
+    cur=$(readlink "$cv/current" 2>/dev/null || true)
+    case $cur in */upgrades/*) ;; *) log "node$1: kept $cv/genesis/bin/inferenced, which differs from $bin ('reset' starts over)" ;; esac
+  fi
+  if [ -n "$UPGRADE_NAME" ]; then
+    up="$cv/upgrades/$UPGRADE_NAME/bin/inferenced"
+    mkdir -p "${up%/*}"
+    cmp -s "$UPGRADE_BIN" "$up" || copy_bin "$UPGRADE_BIN" "$up"
   fi
 }
 
@@ -343,10 +436,17 @@ init_network() {
     "$BIN" config set client keyring-backend test --home "$h" >/dev/null
     "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null
   done
+  if [ "$COSMOVISOR" = 1 ]; then
+    for i in $(seq 0 $((NUM_VALIDATORS - 1))); do cosmovisor_layout "$i"; done
+  fi
   printf '%s\n' "$CHAIN_ID" >"$HOME_DIR/chain-id"
 }
 
-running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# running: the process group is alive (any member: under cosmovisor also an
+# inferenced whose cosmovisor was killed, which still holds the ports). The
+# pid in the file is the group's: setsid, started from this shell (no job
+# control, so not a group leader), makes the new session in place, no fork.
+running() { [ -s "$1" ] && kill -0 -- "-$(cat "$1")" 2>/dev/null; }
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -375,7 +475,11 @@ check_ports() {
 
 start() {
   need
-  [ -f "$HOME_DIR/chain-id" ] || init_network
+  [ -f "$HOME_DIR/chain-id" ] || { need_init; init_network; }
+  check_home
+  if [ "$COSMOVISOR" = 1 ]; then
+    for i in $(seq 0 $((NUM_VALIDATORS - 1))); do cosmovisor_layout "$i"; done
+  fi
   check_ports
   if [ "$FLEET" = 1 ]; then
     start_fleet
@@ -391,11 +495,19 @@ start() {
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     local pid="$HOME_DIR/pids/node$i.pid"
     running "$pid" && continue
-    local bin_var="NODE${i}_BIN" env_var="NODE${i}_ENV"
-    # NODE<i>_ENV is a list of VAR=value words, split on purpose.
+    local env_var="NODE${i}_ENV" h; h=$(node_home "$i")
+    # NODE<i>_ENV is a list of VAR=value words, split on purpose (and last,
+    # so that it may override cosmovisor's settings).
     # shellcheck disable=SC2086
-    setsid env ${!env_var:-} "${!bin_var:-$BIN}" start --home "$(node_home "$i")" --log_level warn --log_no_color \
-      >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+    if [ "$COSMOVISOR" = 1 ]; then
+      setsid env DAEMON_NAME=inferenced DAEMON_HOME="$h" DAEMON_ALLOW_DOWNLOAD_BINARIES=false \
+        DAEMON_RESTART_AFTER_UPGRADE=true DAEMON_POLL_INTERVAL=300ms UNSAFE_SKIP_BACKUP="$COSMOVISOR_SKIP_BACKUP" \
+        COSMOVISOR_COLOR_LOGS=false COSMOVISOR_TIMEFORMAT_LOGS=rfc3339nano ${!env_var:-} \
+        "$COSMOVISOR_BIN" run start --home "$h" --log_level warn --log_no_color >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+    else
+      setsid env ${!env_var:-} "$(node_bin "$i")" start --home "$h" --log_level warn --log_no_color \
+        >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+    fi
     echo $! >"$pid"
   done
   if ! wait_for_height 2 60; then
@@ -441,24 +553,27 @@ wait_for_height() {
   done
 }
 
+# stop signals every process group of the network (see running), so that
+# cosmovisor and its inferenced stop together: TERM (cosmovisor forwards it
+# too), then KILL to whatever is left after 10 s.
 stop() {
   [ -d "$HOME_DIR/pids" ] || return 0
-  local pids=()
+  local groups=() f g alive
   for f in "$HOME_DIR"/pids/*.pid; do
     [ -f "$f" ] || continue
-    running "$f" && pids+=("$(cat "$f")")
+    running "$f" && groups+=("-$(cat "$f")")
     rm -f "$f"
   done
-  [ ${#pids[@]} = 0 ] && return 0
-  kill "${pids[@]}" 2>/dev/null || true
+  [ ${#groups[@]} = 0 ] && return 0
+  kill -TERM -- "${groups[@]}" 2>/dev/null || true
   for _ in $(seq 1 20); do
-    local alive=0
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    alive=0
+    for g in "${groups[@]}"; do kill -0 -- "$g" 2>/dev/null && alive=1; done
     [ "$alive" = 0 ] && break
     sleep 0.5
   done
-  kill -9 "${pids[@]}" 2>/dev/null || true
-  log "stopped ${#pids[@]} processes"
+  kill -KILL -- "${groups[@]}" 2>/dev/null || true
+  log "stopped ${#groups[@]} process groups"
 }
 
 status() {
@@ -478,7 +593,7 @@ case "${1:-}" in
   stop) stop ;;
   status) status ;;
   reset) stop; rm -rf "$HOME_DIR"; log "removed $HOME_DIR" ;;
-  init) need; init_network ;;
+  init) need; need_init; init_network ;;
   ports) ports ;;
   *) echo "usage: $0 start|stop|status|reset|init|ports" >&2; exit 2 ;;
 esac
