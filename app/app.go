@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	autocliv1 "cosmossdk.io/api/cosmos/autocli/v1"
 	reflectionv1 "cosmossdk.io/api/cosmos/reflection/v1"
@@ -104,6 +105,10 @@ type App struct {
 
 	healthMonitor *monitor.Lazy // nil when [health-monitor] is disabled
 	routeWarmer   *routeWarmer  // builds the query path's route tables after each commit
+	// The SDK's start command closes the app twice (CometBFT's cleanup,
+	// then its own): the second call returns the first's result.
+	closeOnce sync.Once
+	closeErr  error
 
 	legacyAmino       *codec.LegacyAmino
 	appCodec          codec.Codec
@@ -310,13 +315,16 @@ func (app *App) InitChainer(ctx sdk.Context, req *abci.RequestInitChain) (*abci.
 
 // Close stops the health monitor and the route warmer, then the base app.
 func (app *App) Close() error {
-	if app.healthMonitor != nil {
-		app.healthMonitor.Stop()
-	}
-	if app.routeWarmer != nil {
-		app.routeWarmer.Stop()
-	}
-	return app.BaseApp.Close()
+	app.closeOnce.Do(func() {
+		if app.healthMonitor != nil {
+			app.healthMonitor.Stop()
+		}
+		if app.routeWarmer != nil {
+			app.routeWarmer.Stop()
+		}
+		app.closeErr = app.BaseApp.Close()
+	})
+	return app.closeErr
 }
 
 // LoadHeight loads the state at a height.

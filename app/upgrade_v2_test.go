@@ -126,3 +126,13 @@ func TestUpgradeToV2CreatesTheModuleAccountOnce(t *testing.T) {
 	require.NoError(t, a.ensureInferenceModuleAccount(ctx))
 	require.Equal(t, first, a.AccountKeeper.GetAccount(ctx, addr))
 }
+
+// The SDK's start command closes the app twice on a normal shutdown; the
+// second call must neither panic (the route warmer's stop channel) nor
+// report a new error.
+func TestAppClosesTwice(t *testing.T) {
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	require.NoError(t, err)
+	first := a.Close()
+	require.NotPanics(t, func() { require.Equal(t, first, a.Close()) })
+}
