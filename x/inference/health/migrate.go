@@ -17,7 +17,13 @@ import (
 // queue holds at most one block's outcomes, so this touches a few entries.
 // Without it those outcomes would reach the evidence ledger as misses of
 // no agent ending at height 0, which genesis validation rejects.
-func (s Store) AttributePending(ctx context.Context, inference func(context.Context, string) (types.Inference, error)) error {
+//
+// It returns the executor of every miss it attributed, one entry per miss
+// in queue order: version 1 already counted each of them in its executor's
+// epoch stats when it expired, which this binary does only once the ledger
+// corroborates it (Migrate1to2 takes the first count back). A second run
+// attributes nothing and returns nothing.
+func (s Store) AttributePending(ctx context.Context, inference func(context.Context, string) (types.Inference, error)) ([]sdk.AccAddress, error) {
 	var fix []queuedSample
 	if err := s.pending.Walk(ctx, nil, func(key collections.Pair[sdk.AccAddress, uint64], v types.PendingSample) (bool, error) {
 		if v.Agent == "" {
@@ -25,19 +31,23 @@ func (s Store) AttributePending(ctx context.Context, inference func(context.Cont
 		}
 		return false, nil
 	}); err != nil {
-		return fmt.Errorf("walk pending samples: %w", err)
+		return nil, fmt.Errorf("walk pending samples: %w", err)
 	}
+	var misses []sdk.AccAddress
 	for _, q := range fix {
 		inf, err := inference(ctx, q.sample.InferenceId)
 		if err != nil {
-			return fmt.Errorf("inference %q of a pending sample: %w", q.sample.InferenceId, err)
+			return nil, fmt.Errorf("inference %q of a pending sample: %w", q.sample.InferenceId, err)
 		}
 		q.sample.Agent, q.sample.EndHeight = inf.TransferAgent, inf.EndHeight
 		if err := s.pending.Set(ctx, q.key, q.sample); err != nil {
-			return fmt.Errorf("store attributed sample: %w", err)
+			return nil, fmt.Errorf("store attributed sample: %w", err)
+		}
+		if q.sample.Miss {
+			misses = append(misses, q.key.K1())
 		}
 	}
-	return nil
+	return misses, nil
 }
 
 // UnattributedProbes lists, in address order, the probe inference ids of
