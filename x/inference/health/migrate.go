@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -48,6 +49,36 @@ func (s Store) AttributePending(ctx context.Context, inference func(context.Cont
 		}
 	}
 	return misses, nil
+}
+
+// FillAttestedWindows gives every record that has not changed state since
+// it was created (since height 0) a full attested window, keeping its
+// samples: version 1 started the attested history of a record a traffic
+// miss created empty, where this binary starts it as a full window of oks
+// (judge.Fresh), so such a record would trip on two attested misses among
+// its first few samples instead of the rule's run of misses. A record that
+// changed state started its windows empty at the change in both versions
+// (breaker.enter) and is left as it is; so is every state, gate and
+// cooldown. Bits above a window's count are zero (Push shifts them in), so
+// the samples it gains are oks.
+func (s Store) FillAttestedWindows(ctx context.Context) error {
+	var fix []entry
+	if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+		if h.SinceHeight == 0 && h.Attested.Count < breaker.MaxWindow {
+			fix = append(fix, entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probe: probeOf(h)})
+		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk breaker records: %w", err)
+	}
+	for _, before := range fix {
+		after := before
+		after.rec.Windows[breaker.Attested].Count = breaker.MaxWindow
+		if err := s.save(ctx, before, after); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // UnattributedProbes lists, in address order, the probe inference ids of

@@ -21,8 +21,10 @@ func NewMigrator(k Keeper) Migrator { return Migrator{k: k} }
 // version 2: the params it lacks (the transfer-agent bond, registry bound,
 // miss allowance and the corroboration rule) take their defaults, so the
 // stored params validate again. Breaker records decode as they are (their
-// evidence ledger starts empty); the outcomes queued by the last version-1
-// block get their inference's agent and end height.
+// evidence ledger starts empty), except that a record which has not changed
+// state since it was created gets the full attested window this binary
+// starts one with (health.Store.FillAttestedWindows). The outcomes queued
+// by the last version-1 block get their inference's agent and end height.
 //
 // Each of those queued misses counts once. Version 1 counted a miss in its
 // executor's epoch stats (MissedRequests) and ran the SPRT downtime check
@@ -76,6 +78,9 @@ func (m Migrator) Migrate1to2(ctx sdk.Context) error {
 	}
 	if err := m.uncountQueuedMisses(ctx, misses); err != nil {
 		return err
+	}
+	if err := m.k.health.FillAttestedWindows(ctx); err != nil {
+		return fmt.Errorf("fill attested windows: %w", err)
 	}
 	return nil
 }

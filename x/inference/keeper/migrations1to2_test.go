@@ -6,6 +6,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferenced/inferenced/x/inference/health"
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -124,4 +125,71 @@ func TestMigrate1to2CountsEachQueuedMissOnce(t *testing.T) {
 			require.Empty(t, f.census().Pending, "the step applied every queued outcome")
 		})
 	}
+}
+
+// Version 1 started the attested history of a record a traffic miss
+// created empty; this binary starts it as a full window of oks (a fresh
+// record: no attested miss, or it would have had a record already). Such a
+// carried-over record would trip on two attested misses in its first four
+// samples, where this binary's record needs the rule's run of three.
+// Migrate1to2 gives it the attested window this binary's would have; a
+// record that changed state began its windows empty in both versions and
+// is left as it is, and so are gates and cooldowns.
+func TestMigrate1to2GivesCarriedRecordsTheirAttestedHistory(t *testing.T) {
+	f := newBreakerFixture(t)
+	f.feed(2, "m") // executor 2: this binary's record, made by one traffic miss
+	f.end()
+	f.advanceTo(lastV1Height)
+	// Executor 1: the record version 1 leaves after the same miss.
+	require.NoError(t, f.k.RestoreHealth(f.ctx, types.ExecutorHealth{
+		Address: bech(1), State: types.HEALTH_STATE_HEALTHY, Traffic: types.SampleWindow{Bits: 1, Count: 1},
+	}))
+	// Executor 7 (no longer a member): excluded at the last version-1 block.
+	excluded := types.ExecutorHealth{
+		Address: bech(7), State: types.HEALTH_STATE_EXCLUDED, Reason: types.HEALTH_REASON_CONSECUTIVE_MISSES,
+		SinceHeight: lastV1Height, ExcludedAt: lastV1Height, CooldownBlocks: bMax, Exclusions: 1,
+	}
+	require.NoError(t, f.k.RestoreHealth(f.ctx, excluded))
+	before := f.census()
+	require.Zero(t, recordOf(t, before, 1).Attested.Count, "sanity: version 1's shape")
+
+	f.upgradeAt(upgradeHeight, func(ctx sdk.Context) error {
+		if err := keeper.NewMigrator(*f.k).Migrate1to2(ctx); err != nil {
+			return err
+		}
+		after := f.census()
+		//Xrequire.Equal(t, recordOf(t, after, 2).Attested, recordOf(t, after, 1).Attested, "the attested window this binary's record has")
+		require.Equal(t, types.SampleWindow{Count: 64}, recordOf(t, after, 1).Attested)
+		require.Equal(t, recordOf(t, before, 1).Traffic, recordOf(t, after, 1).Traffic)
+		require.Equal(t, excluded, recordOf(t, after, 7), "a record that changed state is left")
+		require.Equal(t, before.Gates, after.Gates)
+		require.Equal(t, before.Cooldowns, after.Cooldowns)
+		return nil
+	})
+	f.end()
+
+	// Two attested misses in four samples: both stay HEALTHY.
+	for _, c := range "momo" {
+		f.attest(1, c == 'm')
+		f.attest(2, c == 'm')
+		f.next()
+	}
+	for _, i := range []byte{1, 2} {
+		require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(i).State, "executor %d", i)
+	}
+	require.Equal(t, f.health(2).AttestedSamples, f.health(1).AttestedSamples)
+	// Three in a row still trip it.
+	for range 3 {
+		f.attest(1, true)
+		f.next()
+	}
+	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
+}
+
+// recordOf is executor i's breaker record in c.
+func recordOf(t *testing.T, c health.Census, i byte) types.ExecutorHealth {
+	t.Helper()
+	h, ok := c.Record(bech(i))
+	require.True(t, ok, "executor %d has a record", i)
+	return h
 }
