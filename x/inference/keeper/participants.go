@@ -165,13 +165,13 @@ func checkUnbondedUpdate(p types.Participant, weight uint64, bond sdk.Coin, para
 	if types.Unbonded(bond) {
 		if weight > p.Weight {
 			return errorsmod.Wrapf(types.ErrInvalidParticipantBond,
-				"%s holds no bond (carried over from version 3) and may not raise its weight above %d; add a bond of at least %s with add_bond",
+				"%s holds no bond (carried over without one by an upgrade) and may not raise its weight above %d; add a bond of at least %s with add_bond",
 				p.Address, p.Weight, params.ParticipantMinBond)
 		}
 		return nil
 	}
 	if err := types.CheckParticipantMinBond(bond, params); err != nil {
-		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "first bond of %s (carried over from version 3 without one): %s", p.Address, err)
+		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "first bond of %s (carried over without a bond): %s", p.Address, err)
 	}
 	return nil
 }

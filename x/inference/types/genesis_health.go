@@ -15,9 +15,9 @@ import (
 const MaxHealthHeight int64 = 1 << 60
 
 // validateHealth checks the circuit-breaker part of a genesis: one record
-// per executor at most, values the breaker can hold, a probe that is a
-// STARTED inference of its executor, and pending samples with unique keys
-// below the sequence.
+// per executor at most, values the breaker can hold, a probe that is an
+// inference of its executor, STARTED or with its outcome queued, and
+// pending samples with unique keys below the sequence.
 func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]struct{}) error {
 	// By (agent, id), as the store keys them; Validate has checked the
 	// agents decode.
@@ -33,6 +33,22 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		}
 		inf, ok := inferences[key]
 		return inf, ok
+	}
+	// The inferences whose outcome is queued, by (agent, id); the loop over
+	// pending samples below checks each is that inference's outcome.
+	queued := make(map[string]struct{}, len(gs.PendingSamples))
+	for _, p := range gs.PendingSamples {
+		if key, err := inferenceKey(ac, p.Sample.Agent, p.Sample.InferenceId); err == nil {
+			queued[key] = struct{}{}
+		}
+	}
+	outcomeQueued := func(agent, id string) bool {
+		key, err := inferenceKey(ac, agent, id)
+		if err != nil {
+			return false
+		}
+		_, ok := queued[key]
+		return ok
 	}
 	seen := make(map[string]struct{}, len(gs.ExecutorHealth))
 	for _, h := range gs.ExecutorHealth {
@@ -67,10 +83,15 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 				return fmt.Errorf("executor_health %s: probe_agent %q: %w", h.Address, h.ProbeAgent, err)
 			}
 			probe, ok := lookup(h.ProbeAgent, h.ProbeInferenceId)
-			// A probe started before its record's last state change would
-			// be ignored as stale and hold the slot until the epoch ends.
-			if !ok || probe.Status != INFERENCE_STATUS_STARTED || probe.Executor != h.Address || probe.StartHeight < h.SinceHeight {
-				return fmt.Errorf("executor_health %s: probe %q of transfer agent %s is not a STARTED inference of this executor since its PROBE began",
+			// A probe that finished or expired in the exported block holds
+			// the slot until the next block's step applies its queued
+			// outcome, which always clears it (the live chain's state
+			// between the two). A closed probe with nothing queued would
+			// hold the slot until the epoch ends; so would one started
+			// before its record's last state change (ignored as stale).
+			live := probe.Status == INFERENCE_STATUS_STARTED || outcomeQueued(h.ProbeAgent, h.ProbeInferenceId)
+			if !ok || !live || probe.Executor != h.Address || probe.StartHeight < h.SinceHeight {
+				return fmt.Errorf("executor_health %s: probe %q of transfer agent %s is not a STARTED inference of this executor since its PROBE began, nor a closed one whose outcome is queued",
 					h.Address, h.ProbeInferenceId, h.ProbeAgent)
 			}
 		}

@@ -177,3 +177,39 @@ func TestGenesisValidateChecksPruningInputs(t *testing.T) {
 		require.Error(t, bad.Validate(ac), name)
 	}
 }
+
+// A probe that finished or expired in the exported block still holds its
+// record's slot: its outcome is queued for the next block's step, which
+// clears it. That export must validate (and import); a closed probe whose
+// outcome is not queued would hold the slot for the rest of the epoch, and
+// a queued outcome of another agent's inference of the same id is not it.
+func TestGenesisValidateAcceptsAClosedProbeOnlyWithItsOutcomeQueued(t *testing.T) {
+	closedProbe := func(status types.InferenceStatus) types.GenesisState {
+		gs := healthGenesis()
+		probe := &gs.Inferences[0] // the PROBE record's probe: agent 9's "i-1" on executor 2
+		probe.Status, probe.EndHeight = status, 14
+		gs.PendingSamples = append(gs.PendingSamples, types.PendingSampleEntry{Executor: bech(2), Sequence: 3,
+			Sample: types.PendingSample{InferenceId: "i-1", Miss: status == types.INFERENCE_STATUS_EXPIRED,
+				StartHeight: probe.StartHeight, Agent: bech(9), EndHeight: 14}})
+		return gs
+	}
+	for _, status := range []types.InferenceStatus{types.INFERENCE_STATUS_FINISHED, types.INFERENCE_STATUS_EXPIRED} {
+		t.Run(status.String(), func(t *testing.T) {
+			gs := closedProbe(status)
+			require.NoError(t, gs.Validate(ac), "closed in the exported block, outcome queued")
+
+			unqueued := closedProbe(status)
+			unqueued.PendingSamples = unqueued.PendingSamples[:1]
+			require.ErrorContains(t, unqueued.Validate(ac), "nor a closed one whose outcome is queued")
+
+			// Agent 8 also ran an "i-1" on executor 2, closed in the same
+			// block: its queued outcome is not the probe's.
+			other := closedProbe(status)
+			twin := other.Inferences[0]
+			twin.TransferAgent = bech(8)
+			other.Inferences = append(other.Inferences, twin)
+			other.PendingSamples[1].Sample.Agent = bech(8)
+			require.ErrorContains(t, other.Validate(ac), "nor a closed one whose outcome is queued")
+		})
+	}
+}
