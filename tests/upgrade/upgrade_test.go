@@ -97,12 +97,7 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 	}
 	joined := time.Now()
 	waitUpgraded(t, n, 3, upgradeAt, 3*time.Minute)
-	n.Eventually("node 3 caught up", 3*time.Minute, func() error {
-		if h, top := n.HeightOn(3), n.Height(); h < top-1 {
-			return fmt.Errorf("node 3 at %d, node 0 at %d", h, top)
-		}
-		return nil
-	})
+	waitCaughtUp(t, n, 3, 3*time.Minute)
 	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
 
 	// The export before: the previous release on cosmovisor's backup of
@@ -175,12 +170,7 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 	}
 
 	// Every node, the same app hash at every height from the halt on.
-	n.Eventually("node 2 caught up", 2*time.Minute, func() error {
-		if h, top := n.HeightOn(2), n.Height(); h < top-1 {
-			return fmt.Errorf("node 2 at %d, node 0 at %d", h, top)
-		}
-		return nil
-	})
+	waitCaughtUp(t, n, 2, 2*time.Minute)
 	top := min(n.HeightOn(0), n.HeightOn(1), n.HeightOn(2), n.HeightOn(3))
 	for h := upgradeAt - 2; h <= top; h++ {
 		want, err := n.AppHash(0, h)
@@ -243,6 +233,17 @@ func logCosmovisor(t *testing.T, n *ln.Net, i int) {
 			t.Logf("node %d: %s", i, line)
 		}
 	}
+}
+
+// waitCaughtUp waits until validator i is at most a block behind node 0.
+func waitCaughtUp(t *testing.T, n *ln.Net, i int, timeout time.Duration) {
+	t.Helper()
+	n.Eventually(fmt.Sprintf("node %d caught up", i), timeout, func() error {
+		if h, top := n.HeightOn(i), n.Height(); h < top-1 {
+			return fmt.Errorf("node %d at %d, node 0 at %d", i, h, top)
+		}
+		return nil
+	})
 }
 
 // backupHome is a scratch home for the previous release's export: node i's
