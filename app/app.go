@@ -313,20 +313,6 @@ func (app *App) InitChainer(ctx sdk.Context, req *abci.RequestInitChain) (*abci.
 	return app.ModuleManager.InitGenesis(ctx, app.appCodec, genesisState)
 }
 
-// Close stops the health monitor and the route warmer, then the base app.
-func (app *App) Close() error {
-	app.closeOnce.Do(func() {
-		if app.healthMonitor != nil {
-			app.healthMonitor.Stop()
-		}
-		if app.routeWarmer != nil {
-			app.routeWarmer.Stop()
-		}
-		app.closeErr = app.BaseApp.Close()
-	})
-	return app.closeErr
-}
-
 // LoadHeight loads the state at a height.
 func (app *App) LoadHeight(height int64) error { return app.LoadVersion(height) }
 
