@@ -81,12 +81,15 @@
 # Cosmovisor (COSMOVISOR=1): validator i runs as `cosmovisor run start
 # --home <node home>` with DAEMON_NAME=inferenced, DAEMON_HOME=<node home>,
 # DAEMON_ALLOW_DOWNLOAD_BINARIES=false, DAEMON_RESTART_AFTER_UPGRADE=true and
-# DAEMON_POLL_INTERVAL=300ms (NODE<i>_ENV may override them), in the
-# operator layout under <node home>/cosmovisor/:
+# DAEMON_POLL_INTERVAL=300ms (NODE<i>_ENV may override them), started by
+# scripts/cosmovisor-run.sh (which makes the switch to a staged upgrade that
+# cosmovisor v1.5.0 can miss), in the operator layout under
+# <node home>/cosmovisor/:
 #   genesis/bin/inferenced          a copy of NODE<i>_BIN or INFERENCED
 #   upgrades/<UPGRADE_NAME>/bin/inferenced  a copy of UPGRADE_BIN
 #   current -> genesis or upgrades/<name>   cosmovisor's (it makes it, and
-#                                   moves it at an upgrade)
+#                                   moves it at an upgrade; cosmovisor-run.sh
+#                                   too, when cosmovisor missed the upgrade)
 # init and start create what is missing: copies, not links, so a rebuild of
 # build/ never changes a node's binary. genesis/bin and current are never
 # rewritten (after an upgrade the genesis binary is history and current is
@@ -503,6 +506,7 @@ start() {
       setsid env DAEMON_NAME=inferenced DAEMON_HOME="$h" DAEMON_ALLOW_DOWNLOAD_BINARIES=false \
         DAEMON_RESTART_AFTER_UPGRADE=true DAEMON_POLL_INTERVAL=300ms UNSAFE_SKIP_BACKUP="$COSMOVISOR_SKIP_BACKUP" \
         COSMOVISOR_COLOR_LOGS=false COSMOVISOR_TIMEFORMAT_LOGS=rfc3339nano ${!env_var:-} \
+        bash "$root/scripts/cosmovisor-run.sh" "$h" \
         "$COSMOVISOR_BIN" run start --home "$h" --log_level warn --log_no_color >>"$HOME_DIR/logs/node$i.log" 2>&1 &
     else
       setsid env ${!env_var:-} "$(node_bin "$i")" start --home "$h" --log_level warn --log_no_color \

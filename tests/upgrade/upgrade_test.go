@@ -99,6 +99,7 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 	waitUpgraded(t, n, 3, upgradeAt, 3*time.Minute)
 	waitCaughtUp(t, n, 3, 3*time.Minute)
 	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
+	logCosmovisor(t, n, 3) // which of cosmovisor and cosmovisor-run.sh made the switch
 
 	// The export before: the previous release on cosmovisor's backup of
 	// node 0's data, the state of the last block it ran (H-1).
@@ -232,7 +233,7 @@ func logCosmovisor(t *testing.T, n *ln.Net, i int) {
 		return
 	}
 	for _, line := range strings.Split(string(bz), "\n") {
-		if strings.Contains(line, "module=cosmovisor") {
+		if strings.Contains(line, "module=cosmovisor") || strings.Contains(line, "cosmovisor-run:") {
 			t.Logf("node %d: %s", i, line)
 		}
 	}
