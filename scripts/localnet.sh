@@ -67,7 +67,8 @@
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #   COSMOVISOR         1: every validator runs under cosmovisor, in the
-#                      layout below; 0: the binary itself          (0)
+#                      operator layout (scripts/localnet-cosmovisor.sh);
+#                      0: the binary itself                        (0)
 #   COSMOVISOR_BIN     cosmovisor (build/tools/cosmovisor: make cosmovisor)
 #   COSMOVISOR_SKIP_BACKUP  cosmovisor's UNSAFE_SKIP_BACKUP (false): by
 #                      default cosmovisor copies data/ to <node home>/
@@ -77,25 +78,6 @@
 #                      the halt. true skips it (no restore point)
 #   UPGRADE_NAME, UPGRADE_BIN  with COSMOVISOR=1: an upgrade plan's name and
 #                      the binary cosmovisor switches to at its height (none)
-#
-# Cosmovisor (COSMOVISOR=1): validator i runs as `cosmovisor run start
-# --home <node home>` with DAEMON_NAME=inferenced, DAEMON_HOME=<node home>,
-# DAEMON_ALLOW_DOWNLOAD_BINARIES=false, DAEMON_RESTART_AFTER_UPGRADE=true and
-# DAEMON_POLL_INTERVAL=300ms (NODE<i>_ENV may override them), started by
-# scripts/cosmovisor-run.sh (which makes the switch to a staged upgrade that
-# cosmovisor v1.5.0 can miss), in the operator layout under
-# <node home>/cosmovisor/:
-#   genesis/bin/inferenced          a copy of NODE<i>_BIN or INFERENCED
-#   upgrades/<UPGRADE_NAME>/bin/inferenced  a copy of UPGRADE_BIN
-#   current -> genesis or upgrades/<name>   cosmovisor's (it makes it, and
-#                                   moves it at an upgrade; cosmovisor-run.sh
-#                                   too, when cosmovisor missed the upgrade)
-# init and start create what is missing: copies, not links, so a rebuild of
-# build/ never changes a node's binary. genesis/bin and current are never
-# rewritten (after an upgrade the genesis binary is history and current is
-# cosmovisor's); upgrades/<name>/bin is refreshed from UPGRADE_BIN when it
-# differs. start needs only what any release's init writes (chain-id and the
-# node homes), so it also runs a home made by an earlier localnet.sh.
 #
 # Keys (test keyring in $LOCALNET_HOME/keys, made by build/localnet-keys in
 # one process; "name address" lines in $LOCALNET_HOME/addresses), each
@@ -164,6 +146,12 @@ UPGRADE_BIN=${UPGRADE_BIN:-}
 KEYS="$HOME_DIR/keys"
 KR=(--keyring-backend test --keyring-dir "$KEYS")
 
+# init_network and toml_set; the cosmovisor mode (its header is there).
+# shellcheck source=scripts/localnet-init.sh
+source "$root/scripts/localnet-init.sh"
+# shellcheck source=scripts/localnet-cosmovisor.sh
+source "$root/scripts/localnet-cosmovisor.sh"
+
 rpc_port()  { echo $((26657 + 100 * $1 + PORT_OFFSET)); }
 p2p_port()  { echo $((26656 + 100 * $1 + PORT_OFFSET)); }
 abci_port() { echo $((26658 + 100 * $1 + PORT_OFFSET)); }
@@ -202,18 +190,6 @@ key_address() {
 agent_keys() { for k in $(seq 0 $((AGENTS - 1))); do printf 'agent%d ' "$k"; done; }
 
 log() { printf '[localnet] %s\n' "$*" >&2; }
-
-# toml_set FILE SECTION KEY VALUE: set KEY in [SECTION] ("" = top level).
-toml_set() {
-  local file=$1 section=$2 key=$3 value=$4 tmp
-  tmp=$(mktemp)
-  awk -v section="$section" -v key="$key" -v value="$value" '
-    /^\[/ { current = substr($0, 2, length($0) - 2) }
-    current == section && $0 ~ "^" key " *=" { print key " = " value; next }
-    { print }
-  ' "$file" >"$tmp" && mv "$tmp" "$file"
-}
-
 die() { log "$*"; exit 1; }
 
 # need checks what start needs; init also needs the keys tool (need_init).
@@ -225,18 +201,7 @@ need() {
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     [ -x "$(node_bin "$i")" ] || die "missing NODE${i}_BIN $(node_bin "$i")"
   done
-  if [ "$COSMOVISOR" = 1 ]; then
-    [ -x "$COSMOVISOR_BIN" ] || die "missing $COSMOVISOR_BIN: run 'make cosmovisor' first (or set COSMOVISOR_BIN)"
-    case $COSMOVISOR_SKIP_BACKUP in true | false) ;; *) die "COSMOVISOR_SKIP_BACKUP=$COSMOVISOR_SKIP_BACKUP: true or false" ;; esac
-  fi
-  if [ -n "$UPGRADE_NAME$UPGRADE_BIN" ]; then
-    [ "$COSMOVISOR" = 1 ] || die "UPGRADE_NAME and UPGRADE_BIN are for cosmovisor: set COSMOVISOR=1"
-    [ -n "$UPGRADE_NAME" ] && [ -n "$UPGRADE_BIN" ] || die "set both UPGRADE_NAME and UPGRADE_BIN"
-    # cosmovisor looks for upgrades/<the plan's name, URL-escaped>: a name
-    # that needs no escaping is the same directory for both.
-    [[ $UPGRADE_NAME =~ ^[A-Za-z0-9._-]+$ ]] || die "UPGRADE_NAME=$UPGRADE_NAME: letters, digits, '.', '_' and '-' only"
-    [ -x "$UPGRADE_BIN" ] || die "missing UPGRADE_BIN $UPGRADE_BIN"
-  fi
+  need_cosmovisor
   command -v jq >/dev/null || { log "jq is required (apt-get install -y jq)"; exit 1; }
   # The last executor port stays below the first gRPC port, and the last
   # validator's REST port below the first executor's.
@@ -262,187 +227,6 @@ check_home() {
     done
   done
   mkdir -p "$HOME_DIR/logs" "$HOME_DIR/pids"
-}
-
-# copy_bin SRC DST copies through a rename, so that a DST being run (which
-# cp cannot write: text file busy) is replaced whole.
-copy_bin() { cp "$1" "$2.tmp.$$" && chmod +x "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2"; }
-
-# cosmovisor_layout creates what is missing of node i's cosmovisor layout
-# (header, "Cosmovisor").
-cosmovisor_layout() {
-  local cv bin cur up
-  cv="$(node_home "$1")/cosmovisor"
-  bin=$(node_bin "$1")
-  if [ ! -e "$cv/genesis/bin/inferenced" ]; then
-    mkdir -p "$cv/genesis/bin"
-    copy_bin "$bin" "$cv/genesis/bin/inferenced"
-  elif ! cmp -s "$bin" "$cv/genesis/bin/inferenced"; then
-    cur=$(readlink "$cv/current" 2>/dev/null || true)
-    case $cur in */upgrades/*) ;; *) log "node$1: kept $cv/genesis/bin/inferenced, which differs from $bin ('reset' starts over)" ;; esac
-  fi
-  if [ -n "$UPGRADE_NAME" ]; then
-    up="$cv/upgrades/$UPGRADE_NAME/bin/inferenced"
-    mkdir -p "${up%/*}"
-    cmp -s "$UPGRADE_BIN" "$up" || copy_bin "$UPGRADE_BIN" "$up"
-  fi
-}
-
-init_network() {
-  log "initialising $NUM_VALIDATORS validators and $NUM_EXECUTORS executors in $HOME_DIR"
-  rm -rf "$HOME_DIR"
-  mkdir -p "$HOME_DIR/logs" "$HOME_DIR/pids" "$KEYS"
-  local genesis="$(node_home 0)/config/genesis.json"
-
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")" >/dev/null 2>&1
-  done
-  # Every key in one process (one `keys add` each would take minutes at
-  # 1,000 executors).
-  local names=() i j
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do names+=("val$i"); done
-  for name in $(agent_keys) griefer outsider; do names+=("$name"); done
-  for j in $(seq 0 $((NUM_EXECUTORS - 1))); do names+=("exec$j"); done
-  "$KEYS_BIN" -keyring-dir "$KEYS" "${names[@]}" >"$ADDRESSES"
-  load_addresses
-
-  local n0; n0=$(node_home 0)
-  awk '{ print $2 }' "$ADDRESSES" | jq -R '{address: ., coins: [{denom: "stake", amount: "1000000000000"}]}' |
-    jq -s . >"$HOME_DIR/accounts.json"
-  "$BIN" genesis bulk-add-genesis-account "$HOME_DIR/accounts.json" --home "$n0" >/dev/null
-  # exec0 through the binary, which writes (and checks) a participant and
-  # adds its bond to the inference module account; the others are copies
-  # of its record with their own address, URL, weight, PoC flag and bond
-  # (weight x participant_bond_per_weight, which the minimum bond never
-  # exceeds at weight >= 100), added in one edit that also adds their bonds
-  # to the module balance (genesis validate and InitGenesis check them all).
-  participant_weight() { echo $((100 + 10 * $1)); }
-  participant_poc() { [ $(($1 % 2)) = 0 ] && echo true || echo false; }
-  "$BIN" genesis add-genesis-participant "$(key_address exec0)" "http://127.0.0.1:$(exec_port 0)" "$MODEL" \
-    --weight "$(participant_weight 0)" --poc-available="$(participant_poc 0)" --home "$n0" >/dev/null
-  if [ "$NUM_EXECUTORS" -gt 1 ]; then
-    for j in $(seq 1 $((NUM_EXECUTORS - 1))); do
-      printf '%s http://127.0.0.1:%d %d %s\n' "$(key_address "exec$j")" "$(exec_port "$j")" \
-        "$(participant_weight "$j")" "$(participant_poc "$j")"
-    done | jq -R 'split(" ") | {address: .[0], inference_url: .[1], weight: .[2], poc_available: (.[3] == "true")}' |
-      jq -s . >"$HOME_DIR/participants.json"
-    # The module account is the one balance not funded from accounts.json;
-    # a written-out supply grows by the same bonds.
-    jq --slurpfile more "$HOME_DIR/participants.json" --slurpfile accts "$HOME_DIR/accounts.json" '
-      .app_state.inference.participants[0] as $t
-      | (.app_state.inference.params.participant_bond_per_weight | tonumber) as $per
-      | [$more[0][] | $t + . + {bond: {denom: $t.bond.denom, amount: ((.weight | tonumber) * $per | tostring)}}] as $new
-      | ([$new[].bond.amount | tonumber] | add) as $sum
-      | ([$accts[0][].address]) as $funded
-      | .app_state.inference.participants += $new
-      | .app_state.bank.balances |= map(
-          if (.address as $a | $funded | index($a)) == null
-          then .coins |= map(if .denom == $t.bond.denom then .amount = ((.amount | tonumber) + $sum | tostring) else . end)
-          else . end)
-      | .app_state.bank.supply |= map(if .denom == $t.bond.denom then .amount = ((.amount | tonumber) + $sum | tostring) else . end)
-    ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
-  fi
-
-  # The bond defaults to the genesis minimum, which the binary wrote from
-  # its default params: the script does not spell the amount again.
-  local bond=$AGENT_BOND
-  [ -n "$bond" ] || bond=$(jq -r '.app_state.inference.params.transfer_agent_min_bond | "\(.amount)\(.denom)"' "$genesis")
-  for name in $(agent_keys) griefer; do
-    "$BIN" genesis add-genesis-transfer-agent "$(key_address "$name")" "$bond" --home "$n0" >/dev/null
-  done
-
-  jq --arg el "$EPOCH_LENGTH" --arg poc "$POC_PHASE_BLOCKS" --arg exp "$EXPIRATION_BLOCKS" \
-    --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" --arg dh "$DOWNTIME_H_THRESHOLD" \
-    --arg veh "$VE_ENABLE_HEIGHT" \
-    --arg tw "$CB_TRAFFIC_WINDOW" --arg tm "$CB_TRAFFIC_MIN_SAMPLES" \
-    --arg tp "$CB_TRAFFIC_THRESHOLD_PCT" --arg tc "$CB_TRAFFIC_CONSECUTIVE" '
-    def set_if($key; $v): if $v == "" then . else .app_state.inference.params[$key] = $v end;
-    .app_state.inference.params.epoch_length = $el
-    | .app_state.inference.params.poc_phase_blocks = $poc
-    | .app_state.inference.params.expiration_blocks = $exp
-    | .app_state.inference.params.health_cb_initial_cooldown_blocks = $cbi
-    | .app_state.inference.params.health_cb_max_cooldown_blocks = $cbm
-    | .app_state.inference.params.downtime_h_threshold = $dh
-    | set_if("health_cb_traffic_window_samples"; $tw)
-    | set_if("health_cb_traffic_min_samples"; $tm)
-    | set_if("health_cb_traffic_miss_threshold_pct"; $tp)
-    | set_if("health_cb_traffic_consecutive_misses"; $tc)
-    | .app_state.gov.params.voting_period = "20s"
-    | .app_state.gov.params.expedited_voting_period = "10s"
-    | .app_state.gov.params.min_deposit[0].amount = "1000"
-    | .consensus.params.block.max_gas = "100000000"
-    | .consensus.params.abci.vote_extensions_enable_height = $veh
-  ' "$genesis" >"$genesis.tmp" && mv "$genesis.tmp" "$genesis"
-
-  mkdir -p "$n0/config/gentx"
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    local h; h=$(node_home "$i")
-    [ "$i" = 0 ] || cp "$genesis" "$h/config/genesis.json"
-    "$BIN" genesis gentx "val$i" 100000000stake --chain-id "$CHAIN_ID" "${KR[@]}" --home "$h" \
-      --output-document "$n0/config/gentx/val$i.json" >/dev/null 2>&1
-  done
-  "$BIN" genesis collect-gentxs --home "$n0" >/dev/null 2>&1
-  "$BIN" genesis validate "$genesis" --home "$n0" >/dev/null
-
-  local peers=""
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    local id; id=$("$BIN" comet show-node-id --home "$(node_home "$i")")
-    peers="${peers:+$peers,}$id@127.0.0.1:$(p2p_port "$i")"
-  done
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    local h cfg app; h=$(node_home "$i"); cfg="$h/config/config.toml"; app="$h/config/app.toml"
-    [ "$i" = 0 ] || cp "$genesis" "$h/config/genesis.json"
-    toml_set "$cfg" "" proxy_app "\"tcp://127.0.0.1:$(abci_port "$i")\""
-    toml_set "$cfg" rpc laddr "\"tcp://127.0.0.1:$(rpc_port "$i")\""
-    toml_set "$cfg" p2p laddr "\"tcp://127.0.0.1:$(p2p_port "$i")\""
-    toml_set "$cfg" p2p persistent_peers "\"$peers\""
-    toml_set "$cfg" p2p addr_book_strict false
-    toml_set "$cfg" p2p allow_duplicate_ip true
-    toml_set "$cfg" rpc pprof_laddr '""'
-    toml_set "$cfg" consensus timeout_commit "\"$BLOCK_TIME\""
-    toml_set "$app" "" minimum-gas-prices '"0stake"'
-    toml_set "$app" api enable true
-    toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
-    toml_set "$app" grpc address "\"127.0.0.1:$(grpc_port "$i")\""
-    toml_set "$app" grpc-web enable false
-    # The fake executors listen on loopback. Probe several times per block,
-    # so that an outage usually shows in the very next vote extension.
-    toml_set "$app" health-monitor allow-private true
-    toml_set "$app" health-monitor probe-interval "\"$MONITOR_PROBE_INTERVAL\""
-    toml_set "$app" health-monitor probe-timeout "\"$MONITOR_PROBE_TIMEOUT\""
-    toml_set "$app" health-monitor verdict-ttl "\"$MONITOR_VERDICT_TTL\""
-    if [ -n "$MONITOR_MAX_CONCURRENCY" ]; then
-      toml_set "$app" health-monitor max-concurrency "$MONITOR_MAX_CONCURRENCY"
-    fi
-    if [ "$TELEMETRY" = 1 ]; then
-      # CometBFT's metrics on their own port; the app's (go-metrics, kept
-      # 60 s after their last update) on the REST server's /metrics.
-      toml_set "$cfg" instrumentation prometheus true
-      toml_set "$cfg" instrumentation prometheus_listen_addr "\"127.0.0.1:$(prom_port "$i")\""
-      toml_set "$app" telemetry enabled true
-      toml_set "$app" telemetry prometheus-retention-time 60
-    fi
-    if [[ " $MONITOR_OFF_NODES " == *" $i "* ]]; then
-      toml_set "$app" health-monitor enabled false
-    fi
-    # State and block-store size (README.md, "Disk"): each unset knob
-    # keeps the binary's default.
-    [ -z "$PRUNING" ] || toml_set "$app" "" pruning "\"$PRUNING\""
-    [ -z "$PRUNING_KEEP_RECENT" ] || toml_set "$app" "" pruning-keep-recent "\"$PRUNING_KEEP_RECENT\""
-    [ -z "$PRUNING_INTERVAL" ] || toml_set "$app" "" pruning-interval "\"$PRUNING_INTERVAL\""
-    [ -z "$MIN_RETAIN_BLOCKS" ] || toml_set "$app" "" min-retain-blocks "$MIN_RETAIN_BLOCKS"
-    [ -z "$SNAPSHOT_INTERVAL" ] || toml_set "$app" state-sync snapshot-interval "$SNAPSHOT_INTERVAL"
-    [ -z "$SNAPSHOT_KEEP_RECENT" ] || toml_set "$app" state-sync snapshot-keep-recent "$SNAPSHOT_KEEP_RECENT"
-    [ -z "$TX_INDEXER" ] || toml_set "$cfg" tx_index indexer "\"$TX_INDEXER\""
-    [ -z "$DISCARD_ABCI_RESPONSES" ] || toml_set "$cfg" storage discard_abci_responses "$DISCARD_ABCI_RESPONSES"
-    "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
-    "$BIN" config set client keyring-backend test --home "$h" >/dev/null
-    "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null
-  done
-  if [ "$COSMOVISOR" = 1 ]; then
-    for i in $(seq 0 $((NUM_VALIDATORS - 1))); do cosmovisor_layout "$i"; done
-  fi
-  printf '%s\n' "$CHAIN_ID" >"$HOME_DIR/chain-id"
 }
 
 # running: the process group is alive (any member: under cosmovisor also an
@@ -503,11 +287,7 @@ start() {
     # so that it may override cosmovisor's settings).
     # shellcheck disable=SC2086
     if [ "$COSMOVISOR" = 1 ]; then
-      setsid env DAEMON_NAME=inferenced DAEMON_HOME="$h" DAEMON_ALLOW_DOWNLOAD_BINARIES=false \
-        DAEMON_RESTART_AFTER_UPGRADE=true DAEMON_POLL_INTERVAL=300ms UNSAFE_SKIP_BACKUP="$COSMOVISOR_SKIP_BACKUP" \
-        COSMOVISOR_COLOR_LOGS=false COSMOVISOR_TIMEFORMAT_LOGS=rfc3339nano ${!env_var:-} \
-        bash "$root/scripts/cosmovisor-run.sh" "$h" \
-        "$COSMOVISOR_BIN" run start --home "$h" --log_level warn --log_no_color >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+      start_cosmovisor "$i" ${!env_var:-}
     else
       setsid env ${!env_var:-} "$(node_bin "$i")" start --home "$h" --log_level warn --log_no_color \
         >>"$HOME_DIR/logs/node$i.log" 2>&1 &
