@@ -17,6 +17,7 @@ import (
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/testutil/replaylog"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -35,6 +36,7 @@ type replay struct {
 	byAddr map[string]int
 	// rules are the trip rules, whose windows the ExecutorHealth query counts over.
 	rules breaker.Params
+	log   *replaylog.Log
 }
 
 func newReplay(t *testing.T, c Config) *replay {
@@ -67,6 +69,7 @@ func newReplay(t *testing.T, c Config) *replay {
 	bank.HoldParticipantBonds(gs.Participants)
 	require.NoError(t, k.InitGenesis(tc.Ctx.WithBlockHeight(0), *gs))
 	tc.CMS.Commit()
+	r.log = replaylog.Open(t)
 	return r
 }
 
@@ -101,8 +104,9 @@ func (r *replay) block(b *blockTrace, f *crossFigures) {
 		switch ev.Kind {
 		case traceFinish:
 			cc, write := ctx.CacheContext()
-			require.NoError(t, r.k.FinishInference(cc, r.execs[ev.Exec], r.agents[ev.Agent], inferenceID(ev.ID), "cmVzcG9uc2U="),
-				"block %d: finish %d on executor %d", b.Height, ev.ID, ev.Exec)
+			require.NoError(t, r.log.Tx(cc, "finish "+inferenceID(ev.ID), func() error {
+				return r.k.FinishInference(cc, r.execs[ev.Exec], r.agents[ev.Agent], inferenceID(ev.ID), "cmVzcG9uc2U=")
+			}), "block %d: finish %d on executor %d", b.Height, ev.ID, ev.Exec)
 			write()
 		case traceStart:
 			r.start(ctx, b.Height, ev, f)
@@ -130,6 +134,7 @@ func (r *replay) block(b *blockTrace, f *crossFigures) {
 	slices.Sort(expired)
 	slices.Sort(got)
 	require.Equal(t, expired, got, "block %d: expired inferences (sim, keeper)", b.Height)
+	r.log.Block(ctx, b.Height, replaylog.StoreKey(t, r.tc.CMS, types.StoreKey))
 	r.tc.CMS.Commit()
 }
 
@@ -162,6 +167,7 @@ func (r *replay) start(ctx sdk.Context, h int64, ev traceEvent, f *crossFigures)
 	exec := ev.Named
 	if ev.Named < 0 {
 		d, err := r.k.RandomExecutor(ctx, keepertest.Model, ev.Seed, h)
+		r.log.Note("draw %d: %s %d %d %v %v", ev.Seed, d.Picked.Member.Address, d.Candidates, d.TotalWeight, d.Fallback, err)
 		switch {
 		case ev.Before.AgentStopped:
 			exec = 0 // the sim does not draw for a stopped agent; the keeper refuses it before routing
@@ -182,9 +188,12 @@ func (r *replay) start(ctx sdk.Context, h int64, ev traceEvent, f *crossFigures)
 		}
 	}
 	cc, write := ctx.CacheContext()
-	_, err := r.k.StartInference(cc, keeper.StartRequest{
-		TransferAgent: r.agents[ev.Agent], Executor: r.execs[exec], InferenceID: inferenceID(ev.ID),
-		Model: keepertest.Model, PromptHash: "cHJvbXB0",
+	err := r.log.Tx(cc, "start "+inferenceID(ev.ID), func() error {
+		_, err := r.k.StartInference(cc, keeper.StartRequest{
+			TransferAgent: r.agents[ev.Agent], Executor: r.execs[exec], InferenceID: inferenceID(ev.ID),
+			Model: keepertest.Model, PromptHash: "cHJvbXB0",
+		})
+		return err
 	})
 	f.starts++
 	if ev.Accepted {

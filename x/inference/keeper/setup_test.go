@@ -8,6 +8,7 @@ import (
 
 	"cosmossdk.io/math"
 	"cosmossdk.io/store"
+	storetypes "cosmossdk.io/store/types"
 	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/testutil/replaylog"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -101,6 +103,10 @@ type fixture struct {
 	// (ids are unique per agent; the helpers' ids are unique outright), so
 	// finish and inference name the inference the test started.
 	startedBy map[string]byte
+	// log records each block's store and events and each message's gas
+	// when INFERENCE_REPLAY_LOG is set (replaylog).
+	log *replaylog.Log
+	key storetypes.StoreKey
 }
 
 type config struct {
@@ -150,10 +156,14 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	}
 	ctx := tc.Ctx.WithBlockHeight(0)
 	require.NoError(t, k.InitGenesis(ctx, *cfg.genesis))
-	return &fixture{
+	log := replaylog.Open(t)
+	f := &fixture{
 		t: t, ctx: ctx, k: &k, hooks: hooks, cms: tc.CMS, bank: bank,
-		msg: keeper.NewMsgServerImpl(k), query: keeper.NewQueryServerImpl(k),
+		msg: replaylog.MsgServer(log, keeper.NewMsgServerImpl(k)), query: keeper.NewQueryServerImpl(k),
+		log: log, key: replaylog.StoreKey(t, tc.CMS, types.StoreKey),
 	}
+	t.Cleanup(func() { f.log.Block(f.ctx, f.height, f.key) })
+	return f
 }
 
 // begin starts block h with a fresh event manager and runs the breaker
@@ -161,6 +171,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 // app's PreBlocker and BeginBlocker do.
 func (f *fixture) begin(h int64) {
 	f.t.Helper()
+	f.log.Block(f.ctx, f.height, f.key)
 	f.height = h
 	f.ctx = f.ctx.WithBlockHeight(h).WithEventManager(sdk.NewEventManager())
 	require.NoError(f.t, f.k.ApplyHealth(f.ctx, f.attested))
@@ -285,7 +296,13 @@ func (f *fixture) group() types.EpochGroup {
 // (a node's query reads the last committed block instead).
 func (f *fixture) draw(model string, seed uint64) (*types.QueryGetRandomExecutorResponse, error) {
 	f.k.ForgetRouteTables()
-	return f.query.GetRandomExecutor(f.ctx, &types.QueryGetRandomExecutorRequest{Model: model, Seed: seed})
+	resp, err := f.query.GetRandomExecutor(f.ctx, &types.QueryGetRandomExecutorRequest{Model: model, Seed: seed})
+	if err != nil {
+		f.log.Note("draw %s %d: %v", model, seed, err)
+	} else {
+		f.log.Note("draw %s %d: %s", model, seed, resp.String())
+	}
+	return resp, err
 }
 
 // memberAddrs lists the group's member addresses in index order.
