@@ -11,7 +11,7 @@ import (
 	simtestutil "github.com/cosmos/cosmos-sdk/testutil/sims"
 	banktypes "github.com/cosmos/cosmos-sdk/x/bank/types"
 
-	inferencekeeper "github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/escrow"
 	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -25,7 +25,7 @@ func TestInferenceModuleAccountHoldsBonds(t *testing.T) {
 
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, false, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
-	holder := inferencekeeper.ModuleAccountAddress()
+	holder := escrow.ModuleAddress()
 	require.Equal(t, holder, a.AccountKeeper.GetModuleAddress(inferencetypes.ModuleName))
 	require.True(t, a.BankKeeper.BlockedAddr(holder), "nobody can send to it outside x/inference")
 

@@ -72,6 +72,7 @@ import (
 	"github.com/inferenced/inferenced/monitor"
 	inferencekeeper "github.com/inferenced/inferenced/x/inference/keeper"
 	inference "github.com/inferenced/inferenced/x/inference/module"
+	inferenceroutes "github.com/inferenced/inferenced/x/inference/routes"
 	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -103,8 +104,8 @@ var _ servertypes.Application = (*App)(nil)
 type App struct {
 	*baseapp.BaseApp
 
-	healthMonitor *monitor.Lazy // nil when [health-monitor] is disabled
-	routeWarmer   *routeWarmer  // builds the query path's route tables after each commit
+	healthMonitor *monitor.Lazy           // nil when [health-monitor] is disabled
+	routeWarmer   *inferenceroutes.Warmer // builds the query path's route tables after each commit
 	// The SDK's start command closes the app twice (CometBFT's cleanup,
 	// then its own): the second call returns the first's result.
 	closeOnce sync.Once
@@ -125,6 +126,9 @@ type App struct {
 	UpgradeKeeper         *upgradekeeper.Keeper
 	ConsensusParamsKeeper consensuskeeper.Keeper
 	InferenceKeeper       inferencekeeper.Keeper
+	// Routes answers GetRandomExecutor from route tables kept per
+	// committed height (node memory).
+	Routes *inferenceroutes.Routes
 
 	ModuleManager      *module.Manager
 	BasicModuleManager module.BasicManager
@@ -238,6 +242,7 @@ func (app *App) initKeepers(appOpts servertypes.AppOptions, logger log.Logger) e
 		return fmt.Errorf("inference keeper: %w", err)
 	}
 	app.InferenceKeeper = inferenceKeeper
+	app.Routes = inferenceroutes.New(inferenceKeeper)
 	return nil
 }
 
@@ -252,7 +257,7 @@ func (app *App) initModules() error {
 		staking.NewAppModule(app.appCodec, app.StakingKeeper, app.AccountKeeper, app.BankKeeper, nil),
 		upgrade.NewAppModule(app.UpgradeKeeper, app.AccountKeeper.AddressCodec()),
 		consensus.NewAppModule(app.appCodec, app.ConsensusParamsKeeper),
-		inference.NewAppModule(app.appCodec, app.InferenceKeeper),
+		inference.NewAppModule(app.appCodec, app.InferenceKeeper, app.Routes),
 	)
 	app.BasicModuleManager = module.NewBasicManagerFromManager(app.ModuleManager, map[string]module.AppModuleBasic{
 		genutiltypes.ModuleName: genutil.NewAppModuleBasic(genutiltypes.DefaultMessageValidator),

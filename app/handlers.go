@@ -15,6 +15,7 @@ import (
 	"github.com/inferenced/inferenced/abci/proposals"
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/monitor"
+	"github.com/inferenced/inferenced/x/inference/routes"
 )
 
 // setHandlers installs the ABCI++ handlers of health attestation: the
@@ -24,14 +25,14 @@ import (
 // app.toml enables it. It must run before the app is loaded.
 func (app *App) setHandlers(opts servertypes.AppOptions, logger log.Logger) error {
 	app.SetPreBlocker(preblock.NewHandler(app.InferenceKeeper).WrappedPreBlocker(app.ModuleManager))
-	app.routeWarmer = newRouteWarmer(func() error {
+	app.routeWarmer = routes.NewWarmer(func() error {
 		ctx, err := app.CreateQueryContext(0, false)
 		if err != nil {
 			return err
 		}
-		return app.InferenceKeeper.WarmRouteTables(ctx)
+		return app.Routes.Warm(ctx)
 	}, logger.With("module", "route-warmer"))
-	app.SetPrepareCheckStater(app.routeWarmer.committed)
+	app.SetPrepareCheckStater(app.routeWarmer.Committed)
 
 	cfg, err := monitor.ReadConfig(opts)
 	if err != nil {

@@ -16,7 +16,8 @@ import (
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/routes"
+	inftest "github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/testutil/replaylog"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
@@ -41,17 +42,17 @@ type replay struct {
 
 func newReplay(t *testing.T, c Config) *replay {
 	t.Helper()
-	k, tc, bank := keepertest.KeeperWithBank(t)
+	k, tc, bank := inftest.KeeperWithBank(t)
 	params := c.Params
 	params.EpochLength, params.ExpirationBlocks = uint64(c.EpochLength), uint64(c.ExpirationBlocks)
-	r := &replay{t: t, c: c, k: k, q: keeper.NewQueryServerImpl(k), tc: tc,
+	r := &replay{t: t, c: c, k: k, q: keeper.NewQueryServerImpl(k, routes.New(k)), tc: tc,
 		byAddr: map[string]int{}, rules: params.BreakerParams()}
 	gs := types.DefaultGenesis()
 	gs.Params = params
 	for a := 0; a <= c.Agents; a++ {
 		r.agents = append(r.agents, bytes.Repeat([]byte{0xA1 + byte(a)}, 20))
 	}
-	bonded, err := keepertest.BondedAgents(params, r.agents...)
+	bonded, err := inftest.BondedAgents(params, r.agents...)
 	require.NoError(t, err)
 	gs.TransferAgents = bonded
 	bank.HoldBonds(bonded)
@@ -62,7 +63,7 @@ func newReplay(t *testing.T, c Config) *replay {
 		s := r.bech(a)
 		r.byAddr[s] = i
 		gs.Participants = append(gs.Participants, types.Participant{
-			Address: s, InferenceUrl: "http://x.example/", Models: []string{keepertest.Model}, Weight: w,
+			Address: s, InferenceUrl: "http://x.example/", Models: []string{inftest.Model}, Weight: w,
 			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE, Bond: types.BondForWeight(w, params),
 		})
 	}
@@ -74,7 +75,7 @@ func newReplay(t *testing.T, c Config) *replay {
 }
 
 func (r *replay) bech(a sdk.AccAddress) string {
-	s, err := keepertest.AddressCodec.BytesToString(a)
+	s, err := inftest.AddressCodec.BytesToString(a)
 	require.NoError(r.t, err)
 	return s
 }
@@ -90,14 +91,16 @@ func (r *replay) block(b *blockTrace, f *crossFigures) {
 	ctx := r.tc.Ctx.WithBlockHeight(b.Height).WithEventManager(sdk.NewEventManager())
 	// The bundle carries the votes of the previous block, about the epoch
 	// the proposer's VoteGroup names (from the state before this block).
-	var samples []keeper.AttestedSample
-	if voted, _, err := r.k.VoteGroup(ctx, b.Height-1); err == nil {
-		samples, err = r.k.AttestedSamples(ctx, voted, r.pack(b))
-		require.NoError(t, err, "block %d: attested samples", b.Height)
+	var voted uint64
+	var members int
+	var samples []byte
+	if e, n, err := r.k.VoteGroup(ctx, b.Height-1); err == nil {
+		voted, members, samples = e, n, r.pack(b)
 	} else {
 		require.ErrorIs(t, err, types.ErrNoEpoch, "block %d: vote group", b.Height)
 	}
-	require.NoError(t, r.k.ApplyHealth(ctx, samples), "block %d: breaker step", b.Height)
+	_, _, err := r.k.ApplyHealth(ctx, voted, members, samples)
+	require.NoError(t, err, "block %d: breaker step", b.Height)
 	require.NoError(t, r.k.BeginBlock(ctx), "block %d: begin block", b.Height)
 	var expired []string
 	for _, ev := range b.Events {
@@ -166,7 +169,7 @@ func (r *replay) start(ctx sdk.Context, h int64, ev traceEvent, f *crossFigures)
 	t := r.t
 	exec := ev.Named
 	if ev.Named < 0 {
-		d, err := r.k.RandomExecutor(ctx, keepertest.Model, ev.Seed, h)
+		d, err := r.k.RandomExecutor(ctx, inftest.Model, ev.Seed, h)
 		r.log.Note("draw %d: %s %d %d %v %v", ev.Seed, d.Picked.Member.Address, d.Candidates, d.TotalWeight, d.Fallback, err)
 		switch {
 		case ev.Before.AgentStopped:
@@ -191,7 +194,7 @@ func (r *replay) start(ctx sdk.Context, h int64, ev traceEvent, f *crossFigures)
 	err := r.log.Tx(cc, "start "+inferenceID(ev.ID), func() error {
 		_, err := r.k.StartInference(cc, keeper.StartRequest{
 			TransferAgent: r.agents[ev.Agent], Executor: r.execs[exec], InferenceID: inferenceID(ev.ID),
-			Model: keepertest.Model, PromptHash: "cHJvbXB0",
+			Model: inftest.Model, PromptHash: "cHJvbXB0",
 		})
 		return err
 	})

@@ -15,7 +15,7 @@ import (
 	"github.com/inferenced/inferenced/abci/proposals"
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -71,7 +71,7 @@ func scenarioVerdicts(scenario string, n, i int) []verdict.Verdict {
 
 func benchAttestation(b *testing.B, executors int, scenario string) {
 	const validators, height, chainID = 150, int64(2), "bench"
-	k, ctx, _ := keepertest.Network(b, executors, breakerParams(), nil)
+	k, ctx, _ := testutil.Network(b, executors, breakerParams(), nil)
 	epoch, n, err := k.VoteGroup(ctx, height)
 	require.NoError(b, err)
 	vals := make([]testcommit.Validator, validators)
@@ -132,9 +132,8 @@ func benchAttestation(b *testing.B, executors int, scenario string) {
 		}
 		ours += time.Since(start)
 		start = time.Now()
-		attested, err := k.AttestedSamples(block, e, bundle.Samples)
+		_, _, err = k.ApplyHealth(block, e, size, bundle.Samples)
 		require.NoError(b, err)
-		require.NoError(b, k.ApplyHealth(block, attested))
 		keeperTime += time.Since(start)
 	}
 	b.ReportMetric(float64(sigs.Microseconds())/float64(b.N), "µs-signatures/op")
@@ -154,9 +153,7 @@ func proposerBundle(b *testing.B, commit abci.ExtendedCommitInfo, epoch uint64, 
 		require.NoError(b, err)
 		votes = append(votes, aggregate.Vote{Power: v.Validator.Power, Verdicts: ext.Verdicts})
 	}
-	samples, err := aggregate.Aggregate(votes, n)
-	require.NoError(b, err)
-	packed, err := aggregate.Pack(samples, n)
+	packed, err := aggregate.Packed(votes, n)
 	require.NoError(b, err)
 	bundle, err := proposals.NewBundle(commit, epoch, n, packed)
 	require.NoError(b, err)

@@ -16,16 +16,14 @@ import (
 
 	"github.com/inferenced/inferenced/abci/proposals"
 	"github.com/inferenced/inferenced/abci/ve"
-	"github.com/inferenced/inferenced/x/inference/keeper"
 )
 
-// Breaker is the keeper's side of the step (x/inference keeper).
+// Breaker is the module's side of the step (the x/inference keeper).
 type Breaker interface {
-	// AttestedSamples maps a bundle's packed samples for epochIndex to
-	// executors, or fails when they do not fit the epoch group.
-	AttestedSamples(ctx context.Context, epochIndex uint64, packed []byte) ([]keeper.AttestedSample, error)
-	// ApplyHealth runs the breaker's step for the block.
-	ApplyHealth(ctx context.Context, attested []keeper.AttestedSample) error
+	// ApplyHealth runs the breaker's step for the block with the attested
+	// samples its bundle carries (epoch, group size, packed verdicts; none
+	// when samples is empty) and returns how many it applied.
+	ApplyHealth(ctx context.Context, epoch uint64, members int, samples []byte) (oks, misses int, err error)
 }
 
 // Modules is what the handler wraps: the module manager's pre-blockers.
@@ -50,41 +48,32 @@ func (h Handler) WrappedPreBlocker(modules Modules) sdk.PreBlocker {
 		if err != nil {
 			return nil, err
 		}
-		if err := h.breaker.ApplyHealth(ctx, h.attestedSamples(ctx, req)); err != nil {
+		b := h.bundle(ctx, req)
+		oks, misses, err := h.breaker.ApplyHealth(ctx, b.Epoch, b.Members, b.Samples)
+		if err != nil {
 			return nil, fmt.Errorf("circuit breaker step: %w", err)
 		}
+		telemetry.IncrCounter(float32(oks), ve.MetricKey("samples", "ok")...)      //nolint:forbidigo // telemetry takes float32; not consensus state
+		telemetry.IncrCounter(float32(misses), ve.MetricKey("samples", "miss")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 		return rsp, nil
 	}
 }
 
-// attestedSamples reads the health bundle of a block that ProcessProposal
-// accepted. Every node reads the same bytes the same way; a bundle that
-// does not decode here, or does not fit the group (which ProcessProposal
-// rules out), only skips the block's attestations.
-func (h Handler) attestedSamples(ctx sdk.Context, req *abci.RequestFinalizeBlock) []keeper.AttestedSample {
+// bundle reads the health bundle of a block that ProcessProposal accepted
+// (the empty bundle when the block has none). Every node reads the same
+// bytes the same way; a bundle that does not decode here (which
+// ProcessProposal rules out) only skips the block's attestations.
+func (h Handler) bundle(ctx sdk.Context, req *abci.RequestFinalizeBlock) proposals.Bundle {
 	if !proposals.ExtensionsEnabled(ctx, req.Height) {
-		return nil
+		return proposals.Bundle{}
 	}
 	b, found, err := proposals.Find(req.Txs)
 	if !found {
-		return nil
+		return proposals.Bundle{}
 	}
 	if err != nil {
 		ctx.Logger().Error("undecodable health bundle in a decided block", "height", req.Height, "err", err)
-		return nil
+		return proposals.Bundle{}
 	}
-	samples, err := h.breaker.AttestedSamples(ctx, b.Epoch, b.Samples)
-	if err != nil {
-		ctx.Logger().Error("health bundle does not fit the epoch group", "height", req.Height, "err", err)
-		return nil
-	}
-	misses := 0
-	for _, s := range samples {
-		if s.Miss {
-			misses++
-		}
-	}
-	telemetry.IncrCounter(float32(len(samples)-misses), ve.MetricKey("samples", "ok")...) //nolint:forbidigo // telemetry takes float32; not consensus state
-	telemetry.IncrCounter(float32(misses), ve.MetricKey("samples", "miss")...)            //nolint:forbidigo // telemetry takes float32; not consensus state
-	return samples
+	return b
 }

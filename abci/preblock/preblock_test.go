@@ -18,7 +18,7 @@ import (
 	"github.com/inferenced/inferenced/abci/preblock"
 	"github.com/inferenced/inferenced/abci/proposals"
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -39,25 +39,29 @@ func breakerParams() types.Params {
 }
 
 // recordingBreaker is the real keeper, recording what the pre-blocker asks
-// of it; applyErr, if set, fails ApplyHealth.
+// of it and what it applied; applyErr, if set, fails ApplyHealth.
 type recordingBreaker struct {
-	keeper        keeper.Keeper
-	attestedCalls int
-	applied       [][]keeper.AttestedSample
-	applyErr      error
+	keeper   keeper.Keeper
+	calls    []call
+	applyErr error
 }
 
-func (r *recordingBreaker) AttestedSamples(ctx context.Context, epoch uint64, packed []byte) ([]keeper.AttestedSample, error) {
-	r.attestedCalls++
-	return r.keeper.AttestedSamples(ctx, epoch, packed)
+// call is one ApplyHealth: its arguments and the samples it applied.
+type call struct {
+	epoch       uint64
+	members     int
+	samples     []byte
+	oks, misses int
 }
 
-func (r *recordingBreaker) ApplyHealth(ctx context.Context, attested []keeper.AttestedSample) error {
-	r.applied = append(r.applied, attested)
+func (r *recordingBreaker) ApplyHealth(ctx context.Context, epoch uint64, members int, samples []byte) (int, int, error) {
 	if r.applyErr != nil {
-		return r.applyErr
+		r.calls = append(r.calls, call{epoch: epoch, members: members, samples: samples})
+		return 0, 0, r.applyErr
 	}
-	return r.keeper.ApplyHealth(ctx, attested)
+	oks, misses, err := r.keeper.ApplyHealth(ctx, epoch, members, samples)
+	r.calls = append(r.calls, call{epoch, members, samples, oks, misses})
+	return oks, misses, err
 }
 
 // modules is a module manager's PreBlock.
@@ -91,7 +95,7 @@ func bundle(t *testing.T, epoch uint64, vs ...verdict.Verdict) []byte {
 // and what it hands the breaker's step.
 func TestPreBlockerAppliesTheBundleOfEachBlock(t *testing.T) {
 	const height = 3
-	k, base, addrs := keepertest.Network(t, 4, breakerParams(), nil)
+	k, base, addrs := testutil.Network(t, 4, breakerParams(), nil)
 	epoch, n, err := k.VoteGroup(base, height-1)
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
@@ -99,26 +103,32 @@ func TestPreBlockerAppliesTheBundleOfEachBlock(t *testing.T) {
 	empty, err := proposals.Encode(proposals.Bundle{})
 	require.NoError(t, err)
 	user := []byte{0x0a, 0x01, 0x00}
+	packed := func(vs ...verdict.Verdict) []byte {
+		bz, err := verdict.Pack(vs)
+		require.NoError(t, err)
+		return bz
+	}
+	none := call{}
 	cases := []struct {
-		name        string
-		enable      int64 // vote_extensions_enable_height
-		txs         [][]byte
-		wantAsked   bool // AttestedSamples is called
-		wantApplied []keeper.AttestedSample
-		wantError   string // logged at Error
+		name      string
+		enable    int64 // vote_extensions_enable_height
+		txs       [][]byte
+		want      call   // what the step is asked, and applied
+		wantError string // logged at Error
 	}{
-		{name: "extensions off", enable: 0, txs: [][]byte{good, user}},
-		{name: "no transactions", enable: 2},
-		{name: "no bundle", enable: 2, txs: [][]byte{user}},
-		{name: "undecodable bundle", enable: 2, txs: [][]byte{append(slices.Clone(empty), 0xff)},
+		{name: "extensions off", enable: 0, txs: [][]byte{good, user}, want: none},
+		{name: "no transactions", enable: 2, want: none},
+		{name: "no bundle", enable: 2, txs: [][]byte{user}, want: none},
+		{name: "undecodable bundle", enable: 2, txs: [][]byte{append(slices.Clone(empty), 0xff)}, want: none,
 			wantError: "undecodable health bundle in a decided block"},
 		{name: "bundle that does not fit the group", enable: 2, txs: [][]byte{bundle(t, epoch, verdict.Miss, verdict.OK, verdict.OK, verdict.OK, verdict.OK)},
-			wantAsked: true, wantError: "health bundle does not fit the epoch group"},
+			want:      call{epoch: epoch, members: 5, samples: packed(verdict.Miss, verdict.OK, verdict.OK, verdict.OK, verdict.OK)},
+			wantError: "health bundle does not fit the epoch group; no attested samples applied"},
 		{name: "bundle for another epoch", enable: 2, txs: [][]byte{bundle(t, epoch+1, verdict.Miss, verdict.OK, verdict.OK, verdict.OK)},
-			wantAsked: true},
-		{name: "empty bundle (attestations withheld)", enable: 2, txs: [][]byte{empty}, wantAsked: true},
-		{name: "good bundle", enable: 2, txs: [][]byte{good, user}, wantAsked: true,
-			wantApplied: []keeper.AttestedSample{{Executor: addrs[0], Miss: true}}},
+			want: call{epoch: epoch + 1, members: 4, samples: packed(verdict.Miss, verdict.OK, verdict.OK, verdict.OK)}},
+		{name: "empty bundle (attestations withheld)", enable: 2, txs: [][]byte{empty}, want: none},
+		{name: "good bundle", enable: 2, txs: [][]byte{good, user},
+			want: call{epoch: epoch, members: 4, samples: packed(verdict.Miss, verdict.OK, verdict.Unknown, verdict.Unknown), misses: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,9 +140,13 @@ func TestPreBlockerAppliesTheBundleOfEachBlock(t *testing.T) {
 			rsp, err := preblock.NewHandler(r).WrappedPreBlocker(inner)(ctx, &abci.RequestFinalizeBlock{Height: height, Txs: c.txs})
 			require.NoError(t, err)
 			require.True(t, rsp.ConsensusParamsChanged, "the modules' response is returned")
-			require.Equal(t, c.wantAsked, r.attestedCalls == 1, "AttestedSamples called %d times", r.attestedCalls)
-			require.Len(t, r.applied, 1, "ApplyHealth runs once in every block")
-			require.Equal(t, c.wantApplied, r.applied[0])
+			require.Len(t, r.calls, 1, "ApplyHealth runs once in every block")
+			require.Equal(t, c.want, r.calls[0])
+			if c.want.misses > 0 {
+				st, err := keeper.NewQueryServerImpl(k, nil).ExecutorHealth(ctx, &types.QueryExecutorHealthRequest{Address: member(t, addrs[0])})
+				require.NoError(t, err)
+				require.Equal(t, uint32(1), st.Health.AttestedMisses, "the attested miss reached executor 0")
+			}
 			if c.wantError == "" {
 				require.Empty(t, logged)
 			} else {
@@ -142,8 +156,15 @@ func TestPreBlockerAppliesTheBundleOfEachBlock(t *testing.T) {
 	}
 }
 
+func member(t *testing.T, a sdk.AccAddress) string {
+	t.Helper()
+	s, err := testutil.AddressCodec.BytesToString(a)
+	require.NoError(t, err)
+	return s
+}
+
 func TestPreBlockerPropagatesErrors(t *testing.T) {
-	k, ctx, _ := keepertest.Network(t, 4, breakerParams(), nil)
+	k, ctx, _ := testutil.Network(t, 4, breakerParams(), nil)
 	ctx = ctx.WithBlockHeight(3)
 	req := &abci.RequestFinalizeBlock{Height: 3}
 
@@ -153,7 +174,7 @@ func TestPreBlockerPropagatesErrors(t *testing.T) {
 		return nil, broken
 	}))(ctx, req)
 	require.ErrorIs(t, err, broken)
-	require.Empty(t, r.applied, "no breaker step after a failed module pre-blocker")
+	require.Empty(t, r.calls, "no breaker step after a failed module pre-blocker")
 
 	store := errors.New("store")
 	r = &recordingBreaker{keeper: k, applyErr: store}

@@ -52,4 +52,9 @@ func (w Window) HasMiss() bool {
 
 // Prefilled is a window holding n successes, the history of an executor
 // that has no record because it has not missed recently.
-func Prefilled(n uint32) Window { return Window{Count: min(n, MaxWindow)} }
+func Prefilled(n uint32) Window { return Window{Count: Fill(uint64(n))} }
+
+// Fill is how many of n successes a window holds: all, up to a full
+// window. The one clamp of a success count to a window (a count stored as
+// a new record's history, or read from an executor's epoch stats).
+func Fill(n uint64) uint32 { return uint32(min(n, MaxWindow)) }

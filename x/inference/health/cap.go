@@ -15,7 +15,7 @@ import (
 // step. On the first exclusion the block attempts (most attempt none) it
 // reads the weight of the executors already out, through the gates (one
 // per EXCLUDED or PROBE executor), and follows the step's transitions after
-// that; model totals come from the module. Maps are only looked up, never
+// that; model totals come from the keeper (Reads). Maps are only looked up, never
 // iterated.
 type capTracker struct {
 	s        Store
@@ -56,7 +56,7 @@ func (c *capTracker) load(ctx context.Context) error {
 
 // add moves a member's weight into (or out of) the excluded tallies.
 func (c *capTracker) add(ctx context.Context, addr sdk.AccAddress, in bool) error {
-	m, ok, err := c.s.module.Member(ctx, addr)
+	m, ok, err := c.s.member(ctx, addr)
 	if err != nil || !ok {
 		return err
 	}
@@ -82,7 +82,7 @@ func (c *capTracker) modelWeight(ctx context.Context, model string) (uint64, err
 	if w, ok := c.total[model]; ok {
 		return w, nil
 	}
-	w, err := c.s.module.ModelWeight(ctx, model)
+	w, err := c.s.reads.ModelWeight(ctx, model)
 	if err != nil {
 		return 0, fmt.Errorf("load model weight: %w", err)
 	}
@@ -100,7 +100,7 @@ func (c *capTracker) admit(ctx context.Context, addr sdk.AccAddress, height int6
 			return false, err
 		}
 	}
-	m, ok, err := c.s.module.Member(ctx, addr)
+	m, ok, err := c.s.member(ctx, addr)
 	if err != nil || !ok {
 		return err == nil, err
 	}

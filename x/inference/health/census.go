@@ -11,77 +11,105 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// Census is everything the breaker stores, read back whole and in key
-// order: what invariant checks and tests compare against the records.
-type Census struct {
-	Records []types.ExecutorHealth
-	// RecordCount is the stored count (0 when absent).
-	RecordCount uint64
-	Cooldowns   []Cooldown
-	Gates       []GateEntry
-	Pending     []types.PendingSampleEntry
-	// Queued is the queued-samples mark.
-	Queued   bool
-	Sequence uint64
+// census is everything the breaker stores, read back whole and in key
+// order.
+type census struct {
+	gs          types.GenesisState // records, pending samples, sequence
+	recordCount uint64             // the stored count (0 when absent)
+	queued      bool               // the queued-samples mark
+	cooldowns   []collections.Pair[int64, sdk.AccAddress]
+	gates       []gateEntry
 }
 
-// Cooldown is one cooldown index entry.
-type Cooldown struct {
-	Eligible int64
-	Executor sdk.AccAddress
+type gateEntry struct {
+	address string
+	gate    gate
 }
 
-// GateEntry is one executor's gate; only its presence and Excluded are
-// meaningful outside this package.
-type GateEntry struct {
-	Address  string
-	Gate     uint64
-	Excluded bool
-}
-
-// Record returns the stored record of address, if any.
-func (c Census) Record(address string) (types.ExecutorHealth, bool) {
-	for _, h := range c.Records {
-		if h.Address == address {
-			return h, true
-		}
+// read walks every collection of the store.
+func (s Store) read(ctx context.Context) (census, error) {
+	var c census
+	if err := s.ExportGenesis(ctx, &c.gs); err != nil {
+		return census{}, err
 	}
-	return types.ExecutorHealth{}, false
-}
-
-// Empty reports whether the breaker stores nothing an epoch boundary
-// clears (records, cooldown entries, queued samples, gates).
-func (c Census) Empty() bool {
-	return len(c.Records) == 0 && len(c.Cooldowns) == 0 && len(c.Pending) == 0 && len(c.Gates) == 0
-}
-
-// Census reads the whole breaker state. It walks every collection: for
-// tests and invariant checks, never for a block.
-func (s Store) Census(ctx context.Context) (Census, error) {
-	var c Census
-	gs := types.GenesisState{}
-	if err := s.ExportGenesis(ctx, &gs); err != nil {
-		return Census{}, err
-	}
-	c.Records, c.Pending, c.Sequence = gs.ExecutorHealth, gs.PendingSamples, gs.SampleSequence
 	var err error
-	if c.RecordCount, err = s.heldCount(ctx); err != nil {
-		return Census{}, err
+	if c.recordCount, err = s.heldCount(ctx); err != nil {
+		return census{}, err
 	}
-	if c.Queued, err = s.queued.Has(ctx); err != nil {
-		return Census{}, fmt.Errorf("look up queued-samples mark: %w", err)
+	if c.queued, err = s.queued.Has(ctx); err != nil {
+		return census{}, fmt.Errorf("look up queued-samples mark: %w", err)
 	}
 	if err := s.cooldowns.Walk(ctx, nil, func(key collections.Pair[int64, sdk.AccAddress]) (bool, error) {
-		c.Cooldowns = append(c.Cooldowns, Cooldown{Eligible: key.K1(), Executor: key.K2()})
+		c.cooldowns = append(c.cooldowns, key)
 		return false, nil
 	}); err != nil {
-		return Census{}, fmt.Errorf("walk cooldown index: %w", err)
+		return census{}, fmt.Errorf("walk cooldown index: %w", err)
 	}
 	if err := s.gates.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
-		c.Gates = append(c.Gates, GateEntry{Address: address, Gate: g, Excluded: gate(g).excluded()})
+		c.gates = append(c.gates, gateEntry{address, gate(g)})
 		return false, nil
 	}); err != nil {
-		return Census{}, fmt.Errorf("walk health gates: %w", err)
+		return census{}, fmt.Errorf("walk health gates: %w", err)
 	}
 	return c, nil
+}
+
+// Invariants checks that everything save derives from the records is in
+// step with them: the record count equals the records, the queued-samples
+// mark is set exactly while samples are queued, the cooldown index holds
+// exactly the EXCLUDED records at their eligible height, and the gates are
+// exactly those of the EXCLUDED and PROBE records. It walks every
+// collection: for invariant checks (tests, simulations, an operator's
+// audit), never for a block.
+func (s Store) Invariants(ctx context.Context) error {
+	c, err := s.read(ctx)
+	if err != nil {
+		return err
+	}
+	if n := uint64(len(c.gs.ExecutorHealth)); c.recordCount != n {
+		return fmt.Errorf("breaker record count %d, but %d records", c.recordCount, n)
+	}
+	if c.queued != (len(c.gs.PendingSamples) > 0) {
+		return fmt.Errorf("queued-samples mark %v with %d samples queued", c.queued, len(c.gs.PendingSamples))
+	}
+	var cooldowns []collections.Pair[int64, sdk.AccAddress]
+	var gates []gateEntry
+	for _, h := range c.gs.ExecutorHealth {
+		addr, err := s.ac.StringToBytes(h.Address)
+		if err != nil {
+			return fmt.Errorf("breaker record address %q: %w", h.Address, err)
+		}
+		e := entryOf(addr, h)
+		if g, ok := gateOf(e.rec); ok {
+			gates = append(gates, gateEntry{h.Address, g})
+		}
+		if h.State == types.HEALTH_STATE_EXCLUDED {
+			cooldowns = append(cooldowns, collections.Join(e.rec.EligibleAt(), sdk.AccAddress(addr)))
+		}
+	}
+	if err := sameIndex("cooldown", cooldowns, c.cooldowns, func(k collections.Pair[int64, sdk.AccAddress]) string {
+		return fmt.Sprintf("%d/%X", k.K1(), []byte(k.K2()))
+	}); err != nil {
+		return err
+	}
+	return sameIndex("gate", gates, c.gates, func(g gateEntry) string { return fmt.Sprintf("%s/%d", g.address, g.gate) })
+}
+
+// sameIndex compares the entries the records imply with the stored ones
+// as sets (the records' order is not the index's); the map is only looked
+// up.
+func sameIndex[T any](what string, want, got []T, key func(T) string) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("%d %s entries stored, the records imply %d", len(got), what, len(want))
+	}
+	stored := make(map[string]bool, len(got))
+	for _, g := range got {
+		stored[key(g)] = true
+	}
+	for _, w := range want {
+		if !stored[key(w)] {
+			return fmt.Errorf("%s entry %s implied by the records is not stored", what, key(w))
+		}
+	}
+	return nil
 }

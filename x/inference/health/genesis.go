@@ -45,7 +45,9 @@ func (s Store) Restore(ctx context.Context, h types.ExecutorHealth) error {
 	if err != nil {
 		return fmt.Errorf("breaker record address: %w", err)
 	}
-	return s.save(ctx, entry{addr: addr}, entry{addr: addr, rec: toBreaker(h), ledger: toLedger(h), probe: probeOf(h)})
+	after := entryOf(addr, h)
+	after.stored = false
+	return s.save(ctx, entry{addr: addr}, after)
 }
 
 // InitGenesis loads the breaker's part of a validated genesis.

@@ -1,9 +1,7 @@
 package health
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/cosmos/cosmos-sdk/types/query"
@@ -56,49 +54,4 @@ func (s Store) NotHealthy(ctx context.Context, page *query.PageRequest, bp break
 		func(_ sdk.AccAddress, h types.ExecutorHealth) (types.HealthStatus, error) {
 			return statusOf(h, bp), nil
 		})
-}
-
-// Held is the executors the breaker holds a record on (few), in address
-// order. Most blocks hold no one, and learn it from the record count
-// without opening an iterator.
-func (s Store) Held(ctx context.Context) ([]sdk.AccAddress, error) {
-	count, err := s.heldCount(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var held []sdk.AccAddress
-	if count > 0 {
-		if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, _ types.ExecutorHealth) (bool, error) {
-			held = append(held, addr)
-			return false, nil
-		}); err != nil {
-			return nil, fmt.Errorf("walk breaker records: %w", err)
-		}
-	}
-	// The step applies the queued outcomes before the attested samples,
-	// so an executor with one queued may hold a record by then: its ok
-	// must reach it too. Both lists are in address order: merged in one
-	// pass, whatever their sizes.
-	queued, err := s.queuedExecutors(ctx)
-	if err != nil {
-		return nil, err
-	}
-	held = mergeAddresses(held, queued)
-	return held, nil
-}
-
-// mergeAddresses merges two address-ordered lists without repeats.
-func mergeAddresses(a, b []sdk.AccAddress) []sdk.AccAddress {
-	out := make([]sdk.AccAddress, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		switch c := bytes.Compare(a[0], b[0]); {
-		case c < 0:
-			out, a = append(out, a[0]), a[1:]
-		case c > 0:
-			out, b = append(out, b[0]), b[1:]
-		default:
-			out, a, b = append(out, a[0]), a[1:], b[1:]
-		}
-	}
-	return append(append(out, a...), b...)
 }

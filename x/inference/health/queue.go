@@ -5,11 +5,9 @@ import (
 	"fmt"
 
 	"cosmossdk.io/collections"
-	errorsmod "cosmossdk.io/errors"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -86,58 +84,36 @@ func (s Store) hasPending(ctx context.Context, addr sdk.AccAddress) (bool, error
 	return valid, nil
 }
 
-func (s Store) priorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {
-	n, err := s.module.PriorSuccesses(ctx, addr)
-	if err != nil {
-		return 0, err
-	}
-	return min(n, breaker.MaxWindow), nil
+type queuedSample struct {
+	key    collections.Pair[sdk.AccAddress, uint64]
+	sample types.PendingSample
 }
 
-// ClaimProbe gives a just-started inference the probe slot of a PROBE
-// executor whose slot is free: its outcome alone decides the probe. An
-// agent whose earlier probe of this PROBE period expired uncorroborated is
-// refused: otherwise one account could take every probe and let it expire,
-// keeping a recovered executor out for the whole epoch. In shadow mode
-// (health_cb_enforce false) it is not refused; its start is no probe.
-func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, inferenceID string) error {
-	before, err := s.load(ctx, executor)
+// dequeueAll takes every queued sample out of the store, in key order.
+func (s Store) dequeueAll(ctx context.Context) ([]queuedSample, error) {
+	marked, err := s.queued.Has(ctx)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("look up queued-samples mark: %w", err)
 	}
-	rec, claimed := breaker.ClaimProbe(before.rec)
-	if !claimed {
-		return nil
+	if !marked {
+		return nil, nil
 	}
-	if before.ledger.ProbeHeldFrom(agent, before.rec.Since) {
-		params, err := s.module.LoadParams(ctx)
-		if err != nil {
-			return fmt.Errorf("load params: %w", err)
+	if err := s.queued.Remove(ctx); err != nil {
+		return nil, fmt.Errorf("drop queued-samples mark: %w", err)
+	}
+	var all []queuedSample
+	if err := s.pending.Walk(ctx, nil, func(key collections.Pair[sdk.AccAddress, uint64], v types.PendingSample) (bool, error) {
+		all = append(all, queuedSample{key, v})
+		return false, nil
+	}); err != nil {
+		return nil, fmt.Errorf("walk pending samples: %w", err)
+	}
+	for _, q := range all {
+		if err := s.pending.Remove(ctx, q.key); err != nil {
+			return nil, fmt.Errorf("dequeue sample: %w", err)
 		}
-		if !params.HealthCbEnforce {
-			// Shadow mode refuses no start: this one just does not probe.
-			return nil
-		}
-		address, err := s.ac.BytesToString(executor)
-		if err != nil {
-			return fmt.Errorf("encode executor: %w", err)
-		}
-		return errorsmod.Wrapf(types.ErrProbeTaken,
-			"the probe of executor %s that transfer agent %s started expired without corroboration; another agent must probe it", address, agent)
 	}
-	after := before
-	after.rec, after.probe = rec, probeRef{agent: agent, id: inferenceID}
-	if err := s.save(ctx, before, after); err != nil {
-		return err
-	}
-	address, err := s.ac.BytesToString(executor)
-	if err != nil {
-		return fmt.Errorf("encode executor: %w", err)
-	}
-	sdkCtx := sdk.UnwrapSDKContext(ctx)
-	return sdkCtx.EventManager().EmitTypedEvent(&types.EventProbeStarted{
-		Executor: address, InferenceId: inferenceID, TransferAgent: agent, Height: sdkCtx.BlockHeight(),
-	})
+	return all, nil
 }
 
 // queuedExecutors are the executors with an outcome queued for the next

@@ -12,27 +12,17 @@ import (
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// Stage is the circuit breaker as the health stage of selection and
-// enforcement: EXCLUDED executors are out, a PROBE executor whose slot is
-// free is offered at a probe weight, everyone else passes unchanged. In
-// shadow mode (health_cb_enforce false) it lets everything through.
-type Stage struct{ s Store }
-
-// Stage returns the breaker's selection stage over this store.
-func (s Store) Stage() Stage { return Stage{s: s} }
+// The breaker as the health stage of selection and enforcement: EXCLUDED
+// executors are out, a PROBE executor whose slot is free is offered at a
+// probe weight, everyone else passes unchanged. In shadow mode
+// (health_cb_enforce false) the keeper does not ask.
 
 // Filter reads the gates once (one small entry per EXCLUDED or PROBE
-// executor, usually few) and looks each candidate up by address.
-func (st Stage) Filter(ctx context.Context, height int64, pool []types.Candidate) ([]types.Candidate, error) {
-	params, err := st.s.module.LoadParams(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load params: %w", err)
-	}
-	if !params.HealthCbEnforce {
-		return pool, nil
-	}
+// executor, usually few) and looks each candidate up by address, as of the
+// block at height.
+func (s Store) Filter(ctx context.Context, height int64, pool []types.Candidate) ([]types.Candidate, error) {
 	gates := map[string]gate{}
-	if err := st.s.gates.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
+	if err := s.gates.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
 		gates[address] = gate(g)
 		return false, nil
 	}); err != nil {
@@ -67,16 +57,10 @@ func (st Stage) Filter(ctx context.Context, height int64, pool []types.Candidate
 
 // CheckStart refuses a start on an executor excluded before the previous
 // block (a query answered from the previous block could not have seen a
-// newer exclusion) and on a probe whose slot is taken.
-func (st Stage) CheckStart(ctx context.Context, executor sdk.AccAddress, _ string) error {
-	params, err := st.s.module.LoadParams(ctx)
-	if err != nil {
-		return fmt.Errorf("load params: %w", err)
-	}
-	if !params.HealthCbEnforce {
-		return nil
-	}
-	e, err := st.s.load(ctx, executor)
+// newer exclusion) and on a probe whose slot is taken, wrapping
+// ErrExecutorNotRoutable.
+func (s Store) CheckStart(ctx context.Context, executor sdk.AccAddress) error {
+	e, err := s.load(ctx, executor)
 	if err != nil {
 		return err
 	}

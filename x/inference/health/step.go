@@ -9,59 +9,84 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
-	"github.com/inferenced/inferenced/x/inference/evidence"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// AttestedSample is the validators' majority verdict on one executor in a
-// block (vote extensions deliver them).
-type AttestedSample struct {
+// MissVerdict is what the step decided about one traffic miss (a judge
+// effect of kind Counted, Excused or Held, on Executor), for the keeper to
+// apply to the SPRT and to the agent's standing (judge.Standing), in the
+// order the step reached them.
+type MissVerdict struct {
 	Executor sdk.AccAddress
-	Miss     bool
+	Effect   judge.Effect
 }
 
-// step is one block's breaker step: params, the exclusion cap and whether
-// anything changed state.
+// Block is what one block's step takes: the params in force and the
+// block's attested samples.
+type Block struct {
+	Params   types.Params
+	Attested Attestation
+}
+
+// Applied is what one block's step did: the miss verdicts it reached, in
+// order, and how many attested samples it applied.
+type Applied struct {
+	Misses                     []MissVerdict
+	AttestedOKs, AttestedMisses int
+}
+
+// step is one block's breaker step: params, the exclusion cap, whether
+// anything changed state and the verdicts reached so far.
 type step struct {
 	s       Store
 	ctx     context.Context
 	height  int64
-	bp      breaker.Params
-	ep      evidence.Params
+	p       judge.Params
 	cap     *capTracker
 	changed bool
+	out     Applied
 }
 
 // Step is the breaker's one step per block, run before anything else in the
-// block: it promotes the EXCLUDED executors whose cooldown has passed, then
-// applies the traffic outcomes queued by the previous block, then the
-// attested samples, in that order. Selection and enforcement in this block
-// and later see the result.
-func (s Store) Step(ctx context.Context, attested []AttestedSample) error {
-	params, err := s.module.LoadParams(ctx)
+// block: it maps the block's attested samples to executors, promotes the
+// EXCLUDED executors whose cooldown has passed, then applies the traffic
+// outcomes queued by the previous block, then the attested samples, in that
+// order. Selection and enforcement in this block and later see the result.
+// It writes only the breaker's own collections: the miss verdicts it
+// reaches are returned for the keeper to apply.
+func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
+	attested, err := s.attestedSamples(ctx, b.Attested)
 	if err != nil {
-		return fmt.Errorf("load params: %w", err)
+		return Applied{}, err
 	}
 	st := &step{
 		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
-		bp: params.BreakerParams(), ep: params.EvidenceParams(), cap: newCapTracker(s, params.HealthCbMaxExcludedWeightPct),
+		p:   judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
+		cap: newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
 	}
 	if err := st.promoteDue(); err != nil {
-		return err
+		return Applied{}, err
 	}
 	if err := st.applyTraffic(); err != nil {
-		return err
+		return Applied{}, err
 	}
 	for _, a := range attested {
 		if err := st.applyAttested(a); err != nil {
-			return err
+			return Applied{}, err
+		}
+		if a.miss {
+			st.out.AttestedMisses++
+		} else {
+			st.out.AttestedOKs++
 		}
 	}
 	if st.changed {
-		return s.reportGauges(ctx)
+		if err := s.reportGauges(ctx); err != nil {
+			return Applied{}, err
+		}
 	}
-	return nil
+	return st.out, nil
 }
 
 // promoteDue promotes the EXCLUDED executors whose cooldown has passed. A
@@ -105,11 +130,6 @@ func (st *step) promoteDue() error {
 	return nil
 }
 
-type queuedSample struct {
-	key    collections.Pair[sdk.AccAddress, uint64]
-	sample types.PendingSample
-}
-
 // applyTraffic applies and removes every queued traffic outcome, executor by
 // executor in address order, each in the order it was observed. An
 // executor's record is loaded once and stored once, after all its samples,
@@ -132,33 +152,6 @@ func (st *step) applyTraffic() error {
 		start = end
 	}
 	return nil
-}
-
-// dequeueAll takes every queued sample out of the store, in key order.
-func (s Store) dequeueAll(ctx context.Context) ([]queuedSample, error) {
-	marked, err := s.queued.Has(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("look up queued-samples mark: %w", err)
-	}
-	if !marked {
-		return nil, nil
-	}
-	if err := s.queued.Remove(ctx); err != nil {
-		return nil, fmt.Errorf("drop queued-samples mark: %w", err)
-	}
-	var all []queuedSample
-	if err := s.pending.Walk(ctx, nil, func(key collections.Pair[sdk.AccAddress, uint64], v types.PendingSample) (bool, error) {
-		all = append(all, queuedSample{key, v})
-		return false, nil
-	}); err != nil {
-		return nil, fmt.Errorf("walk pending samples: %w", err)
-	}
-	for _, q := range all {
-		if err := s.pending.Remove(ctx, q.key); err != nil {
-			return nil, fmt.Errorf("dequeue sample: %w", err)
-		}
-	}
-	return all, nil
 }
 
 // applyBatch applies one executor's queued samples to its record.
@@ -186,37 +179,35 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 	x, mayExclude, capErr := st.judged(e)
 	x, effects := judge.Traffic(x, judge.Outcome{
 		Agent: sample.Agent, Start: sample.StartHeight, End: sample.EndHeight, Miss: sample.Miss, Probe: probe,
-	}, st.params(), st.height, mayExclude)
+	}, st.p, st.height, mayExclude)
 	return st.record(e, x, effects, capErr)
 }
 
 // applyAttested applies one attested verdict. An ok for an executor the
 // breaker holds nothing on changes nothing and costs one read.
-func (st *step) applyAttested(a AttestedSample) error {
-	before, err := st.s.load(st.ctx, a.Executor)
+func (st *step) applyAttested(a attestedSample) error {
+	before, err := st.s.load(st.ctx, a.executor)
 	if err != nil {
 		return err
 	}
-	if !before.stored && !a.Miss {
+	if !before.stored && !a.miss {
 		return nil
 	}
 	after := before
 	if !before.stored {
-		oks, err := st.s.priorSuccesses(st.ctx, a.Executor)
+		oks, err := st.s.priorSuccesses(st.ctx, a.executor)
 		if err != nil {
 			return err
 		}
 		after = before.fresh(oks)
 	}
 	x, mayExclude, capErr := st.judged(after)
-	x, effects := judge.Attested(x, a.Miss, st.params(), st.height, mayExclude)
+	x, effects := judge.Attested(x, a.miss, st.p, st.height, mayExclude)
 	if after, err = st.record(after, x, effects, capErr); err != nil {
 		return err
 	}
 	return st.s.save(st.ctx, before, after)
 }
-
-func (st *step) params() judge.Params { return judge.Params{Breaker: st.bp, Evidence: st.ep} }
 
 // judged returns the entry as the judge sees it, and the exclusion cap's
 // question for it; the cap's fault, if any, lands in *capErr.
@@ -233,9 +224,9 @@ func (st *step) judged(e entry) (judge.Executor, judge.MayExclude, *error) {
 }
 
 // record takes the judge's result into the entry and records its effects
-// in order: the SPRT and the agents' standing hear of every counted, held
-// or excused miss, and every state change is emitted and followed by the
-// cap. The caller stores the entry.
+// in order: every counted, held or excused miss is emitted and kept for
+// the keeper, every state change is emitted and followed by the cap. The
+// caller stores the entry.
 func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr *error) (entry, error) {
 	if *capErr != nil {
 		return e, *capErr
@@ -248,16 +239,9 @@ func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr
 		var err error
 		switch ef.Kind {
 		case judge.Counted:
-			v := ef.Verdict
-			if err = st.s.module.MissCounted(st.ctx, e.addr, v.Miss.Agent, v.WasHeld, v.ByAttestation); err == nil {
-				err = st.s.emitCounted(st.ctx, e, v, st.height)
-			}
-		case judge.Excused:
-			err = st.s.module.MissExcused(st.ctx, ef.Verdict.Miss.Agent, ef.Verdict.WasHeld)
+			err = st.s.emitCounted(st.ctx, e, ef.Verdict, st.height)
 		case judge.Held:
-			if err = st.s.module.MissHeld(st.ctx, ef.Outcome.Agent); err == nil {
-				err = st.s.emitHeld(st.ctx, e, ef.Outcome, st.height)
-			}
+			err = st.s.emitHeld(st.ctx, e, ef.Outcome, st.height)
 		case judge.Moved:
 			err = st.report(e, ef.Transition)
 		case judge.CapRefused:
@@ -265,6 +249,9 @@ func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr
 		}
 		if err != nil {
 			return e, err
+		}
+		if _, _, _, miss := judge.Standing(ef); miss {
+			st.out.Misses = append(st.out.Misses, MissVerdict{Executor: e.addr, Effect: ef})
 		}
 	}
 	return e, nil

@@ -1,9 +1,11 @@
 // Package health is the circuit breaker's store: it owns every collection
 // the breaker keeps (records, the cooldown index, the gates, the record
 // count and the traffic-sample queue) and is their only writer. The pure
-// state machine is x/inference/breaker; what the breaker reads of the rest
-// of the module (the epoch group, model weights, counted successes, params)
-// comes through the Module interface, which the keeper implements.
+// state machine is x/inference/breaker and what one outcome does is
+// x/inference/judge; this package decides which samples reach a record,
+// keeps the records and their indexes, and returns the miss verdicts it
+// reached for the keeper to apply (the SPRT, agents' standing). What it
+// reads of the rest of the module comes through Reads, which never writes.
 package health
 
 import (
@@ -18,44 +20,32 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
-	"github.com/inferenced/inferenced/x/inference/evidence"
-	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// Module is what the breaker reads from the rest of x/inference.
-type Module interface {
-	// Member returns the current epoch member at addr, if it is one.
-	Member(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error)
+// Reads is what the breaker reads of the rest of x/inference: the current
+// epoch group and the executors' successes this epoch. Its methods only
+// read.
+type Reads interface {
+	// MemberIndex is addr's index in the current epoch group, if it is a
+	// member.
+	MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bool, error)
+	// MemberAt is the member at index of the current epoch group.
+	MemberAt(ctx context.Context, index uint32) (types.EpochMember, error)
 	// ModelWeight is a model's total epoch weight (0 if nobody serves it).
 	ModelWeight(ctx context.Context, model string) (uint64, error)
-	// PriorSuccesses is how many inferences the executor finished this
-	// epoch, up to a full window: the history of an executor the breaker
-	// holds nothing on.
-	PriorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error)
-	// LoadParams returns the module's params.
-	LoadParams(ctx context.Context) (types.Params, error)
-	// MissCounted is told of a traffic miss through agent that counts
-	// against executor: the SPRT counts it, and the agent's standing
-	// records it. A miss no attestation backed stays charged to its agent
-	// (charged now if it was not held); one an attestation backed is not
-	// (refunded if it was held).
-	MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld, byAttestation bool) error
-	// MissHeld is told of a traffic miss that nothing corroborates (yet):
-	// it is charged to its agent.
-	MissHeld(ctx context.Context, agent string) error
-	// MissExcused is told of a miss an attestation covers but that does not
-	// count (that attestation already counted one of the agent's): its
-	// agent is not charged for it (refunded when it had been held).
-	MissExcused(ctx context.Context, agent string, wasHeld bool) error
+	// EpochSuccesses is how many inferences the executor finished this
+	// epoch (0 for one that is no longer a participant): the history of an
+	// executor the breaker holds nothing on.
+	EpochSuccesses(ctx context.Context, addr sdk.AccAddress) (uint64, error)
 }
 
 // Store is the breaker's state. Its collections are unexported: every
 // change goes through this package, which keeps the derived indexes in
 // step with the records in one place (save).
 type Store struct {
-	ac     address.Codec
-	module Module
+	ac    address.Codec
+	reads Reads
 
 	// records holds the breaker record of every executor that is not
 	// plainly healthy this epoch; the others have none.
@@ -81,10 +71,10 @@ type Store struct {
 }
 
 // NewStore declares the breaker's collections in the module's schema.
-func NewStore(sb *collections.SchemaBuilder, cdc codec.BinaryCodec, ac address.Codec, module Module) Store {
+func NewStore(sb *collections.SchemaBuilder, cdc codec.BinaryCodec, ac address.Codec, reads Reads) Store {
 	return Store{
 		ac:          ac,
-		module:      module,
+		reads:       reads,
 		records:     collections.NewMap(sb, types.ExecutorHealthPrefix, "executor_health", sdk.AccAddressKey, codec.CollValue[types.ExecutorHealth](cdc)),
 		recordCount: collections.NewItem(sb, types.HealthRecordCountKey, "health_record_count", collections.Uint64Value),
 		cooldowns:   collections.NewKeySet(sb, types.CooldownIndexPrefix, "cooldown_index", collections.PairKeyCodec(collections.Int64Key, sdk.AccAddressKey)),
@@ -93,112 +83,6 @@ func NewStore(sb *collections.SchemaBuilder, cdc codec.BinaryCodec, ac address.C
 		sequence:    collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
 		queued:      collections.NewItem(sb, types.SamplesQueuedKey, "samples_queued", collections.BoolValue),
 	}
-}
-
-// entry is an executor's breaker record as the store handles it: the pure
-// record, its evidence ledger, and what only the store knows (the probe's
-// inference, named by its transfer agent and id).
-type entry struct {
-	addr   sdk.AccAddress
-	stored bool // a record exists in the store
-	rec    breaker.Record
-	ledger evidence.Ledger
-	probe  probeRef
-}
-
-// probeRef names a probe inference: ids are unique per transfer agent, so
-// the id alone would let another agent's inference of the same id on the
-// same executor pass for the probe.
-type probeRef struct {
-	agent, id string
-}
-
-// is reports whether the outcome of agent's inference id is this probe's.
-func (p probeRef) is(agent, id string) bool { return p.id != "" && p.agent == agent && p.id == id }
-
-// fresh is the entry of an executor without a record as a new record
-// starts it (judge.Fresh).
-func (e entry) fresh(priorOks uint32) entry {
-	x := judge.Fresh(priorOks)
-	e.rec, e.ledger = x.Record, x.Ledger
-	return e
-}
-
-// plain reports whether the entry carries nothing a fresh healthy executor
-// would not: it then needs no record.
-func (e entry) plain() bool { return e.rec.Plain() && e.ledger.Empty() }
-
-// same reports whether two entries would store the same record.
-func (e entry) same(o entry) bool {
-	return e.rec == o.rec && e.probe == o.probe && e.ledger.Equal(o.ledger)
-}
-
-func probeOf(h types.ExecutorHealth) probeRef {
-	return probeRef{agent: h.ProbeAgent, id: h.ProbeInferenceId}
-}
-
-func toLedger(h types.ExecutorHealth) evidence.Ledger {
-	l := evidence.Ledger{Outcomes: h.TrafficOutcomes, AttestedMissAt: h.AttestedMissAt, AttestedCredited: h.AttestedCredited}
-	for _, m := range h.RecentMisses {
-		l.Misses = append(l.Misses, evidence.Miss{
-			Agent: m.Agent, Outcome: m.Outcome, Start: m.StartHeight, End: m.EndHeight, Counted: m.Counted, Probe: m.Probe,
-		})
-	}
-	return l
-}
-
-func fromLedger(l evidence.Ledger) []types.TrafficMiss {
-	var out []types.TrafficMiss
-	for _, m := range l.Misses {
-		out = append(out, types.TrafficMiss{
-			Agent: m.Agent, Outcome: m.Outcome, StartHeight: m.Start, EndHeight: m.End, Counted: m.Counted, Probe: m.Probe,
-		})
-	}
-	return out
-}
-
-func toBreaker(h types.ExecutorHealth) breaker.Record {
-	var r breaker.Record
-	r.State = breaker.State(h.State)
-	r.Windows[breaker.Traffic] = breaker.Window{Bits: h.Traffic.Bits, Count: h.Traffic.Count}
-	r.Windows[breaker.Attested] = breaker.Window{Bits: h.Attested.Bits, Count: h.Attested.Count}
-	r.Evidence = breaker.Kind(h.Evidence)
-	r.Reason = breaker.Reason(h.Reason)
-	r.Since = h.SinceHeight
-	r.ExcludedAt = h.ExcludedAt
-	r.Cooldown = h.CooldownBlocks
-	r.Exclusions = h.Exclusions
-	r.CapRefusals = h.CapRefusals
-	r.ProbeInFlight = h.ProbeInferenceId != ""
-	return r
-}
-
-func (e entry) proto(ac address.Codec) (types.ExecutorHealth, error) {
-	address, err := ac.BytesToString(e.addr)
-	if err != nil {
-		return types.ExecutorHealth{}, fmt.Errorf("encode executor: %w", err)
-	}
-	r := e.rec
-	t, a := r.Windows[breaker.Traffic], r.Windows[breaker.Attested]
-	return types.ExecutorHealth{
-		Address:          address,
-		State:            types.HealthState(r.State),
-		Traffic:          types.SampleWindow{Bits: t.Bits, Count: t.Count},
-		Attested:         types.SampleWindow{Bits: a.Bits, Count: a.Count},
-		Evidence:         types.SampleKind(r.Evidence),
-		Reason:           types.HealthReason(r.Reason),
-		SinceHeight:      r.Since,
-		ExcludedAt:       r.ExcludedAt,
-		CooldownBlocks:   r.Cooldown,
-		Exclusions:       r.Exclusions,
-		CapRefusals:      r.CapRefusals,
-		ProbeInferenceId: e.probe.id,
-		ProbeAgent:       e.probe.agent,
-		RecentMisses:     fromLedger(e.ledger),
-		TrafficOutcomes:  e.ledger.Outcomes,
-		AttestedMissAt:   e.ledger.AttestedMissAt,
-		AttestedCredited: e.ledger.AttestedCredited,
-	}, nil
 }
 
 // load returns an executor's entry; an executor without a record is
@@ -211,7 +95,7 @@ func (s Store) load(ctx context.Context, addr sdk.AccAddress) (entry, error) {
 	if err != nil {
 		return entry{}, fmt.Errorf("load breaker record of %s: %w", addr, err)
 	}
-	return entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probe: probeOf(h)}, nil
+	return entryOf(addr, h), nil
 }
 
 // save is the one writer of records and everything derived from them: it
@@ -315,4 +199,27 @@ func (s Store) countRecords(ctx context.Context, delta int) error {
 		return fmt.Errorf("store breaker record count: %w", err)
 	}
 	return nil
+}
+
+// priorSuccesses is the history a new record of addr starts with: its
+// successes this epoch, up to a full window.
+func (s Store) priorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {
+	n, err := s.reads.EpochSuccesses(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	return breaker.Fill(n), nil
+}
+
+// member is the current epoch member at addr, if it is one.
+func (s Store) member(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
+	i, ok, err := s.reads.MemberIndex(ctx, addr)
+	if err != nil || !ok {
+		return types.EpochMember{}, false, err
+	}
+	m, err := s.reads.MemberAt(ctx, i)
+	if err != nil {
+		return types.EpochMember{}, false, err
+	}
+	return m, true, nil
 }

@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"cosmossdk.io/collections"
@@ -21,22 +22,16 @@ import (
 
 var ac = addresscodec.NewBech32Codec("infer")
 
-// noMembers is a module whose epoch group is empty: enough for the store's
-// own bookkeeping, which these tests cover (the keeper's tests drive the
-// breaker through real blocks).
+// noMembers reads an empty epoch group: enough for the store's own
+// bookkeeping.
 type noMembers struct{}
 
-func (noMembers) Member(context.Context, sdk.AccAddress) (types.EpochMember, bool, error) {
-	return types.EpochMember{}, false, nil
+func (noMembers) MemberIndex(context.Context, sdk.AccAddress) (uint32, bool, error) { return 0, false, nil }
+func (noMembers) MemberAt(_ context.Context, i uint32) (types.EpochMember, error) {
+	return types.EpochMember{}, fmt.Errorf("no member %d", i)
 }
 func (noMembers) ModelWeight(context.Context, string) (uint64, error)            { return 0, nil }
-func (noMembers) PriorSuccesses(context.Context, sdk.AccAddress) (uint32, error) { return 0, nil }
-func (noMembers) LoadParams(context.Context) (types.Params, error)               { return types.DefaultParams(), nil }
-func (noMembers) MissCounted(context.Context, sdk.AccAddress, string, bool, bool) error {
-	return nil
-}
-func (noMembers) MissHeld(context.Context, string) error          { return nil }
-func (noMembers) MissExcused(context.Context, string, bool) error { return nil }
+func (noMembers) EpochSuccesses(context.Context, sdk.AccAddress) (uint64, error) { return 0, nil }
 
 func newStore(t *testing.T) (Store, sdk.Context) {
 	t.Helper()
@@ -93,13 +88,14 @@ func TestRestoreKeepsTheIndexesOfSave(t *testing.T) {
 		Address: excluded, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 3, CooldownBlocks: 4, Exclusions: 1,
 	}))
 	require.NoError(t, s.Restore(ctx, types.ExecutorHealth{Address: plain}))
-	c, err := s.Census(ctx)
+	c, err := s.read(ctx)
 	require.NoError(t, err)
-	require.Len(t, c.Records, 1)
-	require.Equal(t, uint64(1), c.RecordCount)
-	require.Equal(t, []GateEntry{{Address: excluded, Gate: 7<<gateCodeBits | uint64(gateExcluded), Excluded: true}}, c.Gates)
-	require.Len(t, c.Cooldowns, 1)
-	require.Equal(t, int64(7), c.Cooldowns[0].Eligible)
+	require.Len(t, c.gs.ExecutorHealth, 1)
+	require.Equal(t, uint64(1), c.recordCount)
+	require.Equal(t, []gateEntry{{address: excluded, gate: 7<<gateCodeBits | gateExcluded}}, c.gates)
+	require.Len(t, c.cooldowns, 1)
+	require.Equal(t, int64(7), c.cooldowns[0].K1())
+	require.NoError(t, s.Invariants(ctx))
 }
 
 // An index entry without an EXCLUDED record due at its height is dropped,
@@ -112,7 +108,8 @@ func TestStaleCooldownEntryIsDropped(t *testing.T) {
 	require.NoError(t, s.Restore(ctx, types.ExecutorHealth{Address: held, Traffic: types.SampleWindow{Bits: 1, Count: 1}}))
 	key := collections.Join(int64(6), stale)
 	require.NoError(t, s.cooldowns.Set(ctx, key))
-	require.NoError(t, s.Step(ctx.WithBlockHeight(6), nil))
+	_, err := s.Step(ctx.WithBlockHeight(6), Block{Params: types.DefaultParams()})
+	require.NoError(t, err)
 	has, err := s.cooldowns.Has(ctx, key)
 	require.NoError(t, err)
 	require.False(t, has)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"cosmossdk.io/collections"
 	storetypes "cosmossdk.io/store/types"
 	"github.com/stretchr/testify/require"
 
@@ -16,11 +17,11 @@ import (
 type standingOp func(f *fixture) error
 
 var (
-	opStart    standingOp = func(f *fixture) error { return f.k.AgentStarting(f.ctx, addr(agentByte)) }
-	opFinish   standingOp = func(f *fixture) error { return f.k.AgentFinished(f.ctx, bech(agentByte)) }
-	opCharge   standingOp = func(f *fixture) error { return f.k.ChargeMiss(f.ctx, bech(agentByte)) }
-	opRefund   standingOp = func(f *fixture) error { return f.k.RefundMiss(f.ctx, bech(agentByte)) }
-	opCorrob   standingOp = func(f *fixture) error { return f.k.CountCorroborated(f.ctx, bech(agentByte)) }
+	opStart    standingOp = func(f *fixture) error { return f.k.Agents().Starting(f.ctx, addr(agentByte)) }
+	opFinish   standingOp = func(f *fixture) error { return f.k.Agents().Finished(f.ctx, bech(agentByte)) }
+	opCharge   standingOp = func(f *fixture) error { return f.k.Agents().Judged(f.ctx, bech(agentByte), +1, false) }
+	opRefund   standingOp = func(f *fixture) error { return f.k.Agents().Judged(f.ctx, bech(agentByte), -1, true) }
+	opCorrob   standingOp = func(f *fixture) error { return f.k.Agents().Judged(f.ctx, bech(agentByte), 0, true) }
 	repeatedOp            = func(n int, op standingOp) []standingOp {
 		out := make([]standingOp, n)
 		for i := range out {
@@ -85,34 +86,34 @@ func TestStoppedAgentStaysStoppedForTheEpochAndResumesNext(t *testing.T) {
 	f.block(1)
 	f.begin(9)
 	for range 10 {
-		require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
+		require.NoError(t, f.k.Agents().Judged(f.ctx, bech(agentByte), +1, false))
 	}
 	require.Empty(t, typedEvents[*types.EventTransferAgentStopped](t, f.ctx))
-	require.NoError(t, f.k.AgentStarting(f.ctx, addr(agentByte)), "at its allowance it still starts")
-	require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
+	require.NoError(t, f.k.Agents().Starting(f.ctx, addr(agentByte)), "at its allowance it still starts")
+	require.NoError(t, f.k.Agents().Judged(f.ctx, bech(agentByte), +1, false))
 	require.Equal(t, []*types.EventTransferAgentStopped{{
 		Agent: bech(agentByte), EpochIndex: 1, ChargedMisses: 11, MissAllowance: 10, Height: 9,
 	}}, typedEvents[*types.EventTransferAgentStopped](t, f.ctx))
-	require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
+	require.NoError(t, f.k.Agents().Judged(f.ctx, bech(agentByte), +1, false))
 	require.Len(t, typedEvents[*types.EventTransferAgentStopped](t, f.ctx), 1, "stopped once")
 	f.end()
 
 	for _, h := range []int64{10, 30, testEpochLength} {
 		f.advanceTo(h)
-		err := f.k.AgentStarting(f.ctx, addr(agentByte))
+		err := f.k.Agents().Starting(f.ctx, addr(agentByte))
 		require.ErrorIs(t, err, types.ErrAgentStopped, "height %d", h)
 		now := f.agent(agentByte).Standing
 		require.Contains(t, err.Error(), fmt.Sprintf("%d charged misses (no attestation backed them) this epoch, over its allowance of %d (10 + 20%% of its %d finished",
 			now.ChargedMisses, 10+now.Finished/10, now.Finished))
 		require.Contains(t, err.Error(), fmt.Sprintf("epoch 2 starts at height %d", testEpochLength+1))
 		// Finishing more does not lift the stop either.
-		require.NoError(t, f.k.AgentFinished(f.ctx, bech(agentByte)))
-		require.NoError(t, f.k.RefundMiss(f.ctx, bech(agentByte)))
+		require.NoError(t, f.k.Agents().Finished(f.ctx, bech(agentByte)))
+		require.NoError(t, f.k.Agents().Judged(f.ctx, bech(agentByte), -1, true))
 	}
-	require.NoError(t, f.k.AgentStarting(f.ctx, addr(secondAgentByte)), "another agent is not affected")
+	require.NoError(t, f.k.Agents().Starting(f.ctx, addr(secondAgentByte)), "another agent is not affected")
 
 	f.advanceTo(testEpochLength + 1)
-	require.NoError(t, f.k.AgentStarting(f.ctx, addr(agentByte)), "the next epoch starts clean")
+	require.NoError(t, f.k.Agents().Starting(f.ctx, addr(agentByte)), "the next epoch starts clean")
 	require.Equal(t, types.AgentStanding{EpochIndex: 2, Starts: 1}, f.agent(agentByte).Standing)
 }
 
@@ -136,7 +137,7 @@ func TestStandingOfStaleEpochReadsZero(t *testing.T) {
 	require.Equal(t, uint64(10), resp.Agent.MissAllowance)
 
 	// The first write of the new epoch starts from zero, whatever it is.
-	require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
+	require.NoError(t, f.k.Agents().Judged(f.ctx, bech(agentByte), +1, false))
 	require.Equal(t, types.AgentStanding{EpochIndex: 2, ChargedMisses: 1}, f.agent(agentByte).Standing)
 }
 
@@ -146,21 +147,25 @@ func TestStandingOfAnAgentThatLeftIsANoOp(t *testing.T) {
 	f := newFixture(t)
 	f.block(1)
 	gone := bech(newAgentByte)
+	judged := func(charge int, corroborated bool) func(context.Context, string) error {
+		return func(ctx context.Context, agent string) error {
+			return f.k.Agents().Judged(ctx, agent, charge, corroborated)
+		}
+	}
 	for name, op := range map[string]func(ctx context.Context, agent string) error{
-		"finished": f.k.AgentFinished, "charge": f.k.ChargeMiss, "refund": f.k.RefundMiss, "corroborated": f.k.CountCorroborated,
+		"finished": f.k.Agents().Finished, "charge": judged(+1, false), "refund": judged(-1, true), "corroborated": judged(0, true),
 	} {
 		require.NoError(t, op(f.ctx, gone), name)
 		require.Error(t, op(f.ctx, "infer1bad"), "%s: a malformed address is an error", name)
 	}
-	has, err := f.k.TransferAgents.Has(f.ctx, addr(newAgentByte))
-	require.NoError(t, err)
-	require.False(t, has, "nothing is created")
+	_, err := f.k.Agents().Get(f.ctx, addr(newAgentByte))
+	require.ErrorIs(t, err, collections.ErrNotFound, "nothing is created")
 }
 
 func TestUnregisteredAgentStartingSaysHowToRegister(t *testing.T) {
 	f := newFixture(t)
 	f.block(1)
-	err := f.k.AgentStarting(f.ctx, addr(newAgentByte))
+	err := f.k.Agents().Starting(f.ctx, addr(newAgentByte))
 	require.ErrorIs(t, err, types.ErrNotTransferAgent)
 	require.Contains(t, err.Error(), "register-transfer-agent")
 	require.Contains(t, err.Error(), minBond.String())
@@ -183,12 +188,12 @@ func TestHonestAgentAtBaselineMissRateIsNeverStopped(t *testing.T) {
 	for h := int64(2); h <= epochs*testEpochLength; h++ {
 		f.begin(h)
 		for range perBlock {
-			require.NoError(t, f.k.AgentStarting(f.ctx, addr(agentByte)), "height %d", h)
+			require.NoError(t, f.k.Agents().Starting(f.ctx, addr(agentByte)), "height %d", h)
 			if rng.IntN(10_000) < missPer10k {
 				misses++
-				require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
+				require.NoError(t, f.k.Agents().Judged(f.ctx, bech(agentByte), +1, false))
 			} else {
-				require.NoError(t, f.k.AgentFinished(f.ctx, bech(agentByte)))
+				require.NoError(t, f.k.Agents().Finished(f.ctx, bech(agentByte)))
 			}
 		}
 		f.end()
@@ -214,9 +219,9 @@ func TestAttackUnregisteredStartSpamIsRefusedCheaply(t *testing.T) {
 		err := op()
 		return f.ctx.GasMeter().GasConsumed() - before, err
 	}
-	refused, err := gas(func() error { return f.k.AgentStarting(f.ctx, addr(newAgentByte)) })
+	refused, err := gas(func() error { return f.k.Agents().Starting(f.ctx, addr(newAgentByte)) })
 	require.ErrorIs(t, err, types.ErrNotTransferAgent)
-	admitted, err := gas(func() error { return f.k.AgentStarting(f.ctx, addr(agentByte)) })
+	admitted, err := gas(func() error { return f.k.Agents().Starting(f.ctx, addr(agentByte)) })
 	require.NoError(t, err)
 	t.Logf("store gas: refused %d, admitted %d", refused, admitted)
 	require.Less(t, refused, uint64(5_000))

@@ -11,8 +11,8 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/escrow"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -21,10 +21,10 @@ func TestTransferAgentQuery(t *testing.T) {
 	f.block(1)
 	f.begin(3)
 	for range 20 {
-		require.NoError(t, f.k.AgentFinished(f.ctx, bech(agentByte)))
+		require.NoError(t, f.k.Agents().Finished(f.ctx, bech(agentByte)))
 	}
 	for range 15 {
-		require.NoError(t, f.k.ChargeMiss(f.ctx, bech(agentByte)))
+		require.NoError(t, f.k.Agents().Judged(f.ctx, bech(agentByte), +1, false))
 	}
 	_, err := f.leaveAgent(secondAgentByte)
 	require.NoError(t, err)
@@ -104,7 +104,7 @@ func agentGenesis() types.GenesisState {
 
 func TestTransferAgentGenesisRoundTrip(t *testing.T) {
 	k2, ctx2 := requireGenesisRoundTrip(t, agentGenesis())
-	n, err := k2.TransferAgentCount.Get(ctx2)
+	n, err := k2.Agents().Count(ctx2)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), n)
 }
@@ -118,9 +118,9 @@ func TestTransferAgentGenesisRebuildsCountAndLeavingIndex(t *testing.T) {
 	f := newFixture(t, withGenesis(gs))
 	f.height = 125
 	f.block(126)
-	require.ErrorIs(t, f.k.AgentStarting(f.ctx, addr(agentByte)), types.ErrAgentStopped)
-	require.ErrorIs(t, f.k.AgentStarting(f.ctx, addr(secondAgentByte)), types.ErrAgentLeaving)
-	require.NoError(t, f.k.AgentStarting(f.ctx, addr(0xAC)))
+	require.ErrorIs(t, f.k.Agents().Starting(f.ctx, addr(agentByte)), types.ErrAgentStopped)
+	require.ErrorIs(t, f.k.Agents().Starting(f.ctx, addr(secondAgentByte)), types.ErrAgentLeaving)
+	require.NoError(t, f.k.Agents().Starting(f.ctx, addr(0xAC)))
 	require.Equal(t, types.AgentStanding{EpochIndex: 3, Starts: 1}, f.agent(0xAC).Standing, "the stale standing reset")
 	f.bank.Fund(addr(0xC1), minBond)
 	f.bank.Fund(addr(0xC2), minBond)
@@ -131,23 +131,23 @@ func TestTransferAgentGenesisRebuildsCountAndLeavingIndex(t *testing.T) {
 	require.Equal(t, uint64(4), mustEpoch(t, f).Index)
 	require.Equal(t, sdk.NewCoins(stake(3_000_000)), f.bank.Balances(addr(secondAgentByte)))
 	require.Equal(t, uint64(3), f.agentCount())
-	require.NoError(t, f.k.AgentStarting(f.ctx, addr(agentByte)), "stopped for epoch 3 only")
+	require.NoError(t, f.k.Agents().Starting(f.ctx, addr(agentByte)), "stopped for epoch 3 only")
 }
 
 func TestInitGenesisRefusesBondsTheModuleAccountDoesNotHold(t *testing.T) {
 	gs := agentGenesis()
-	k, tc, bank := keepertest.KeeperWithBank(t)
+	k, tc, bank := testutil.KeeperWithBank(t)
 	bank.HoldBonds(gs.TransferAgents[:2]) // one bond short
 	bank.HoldParticipantBonds(gs.Participants)
-	participantBonds := bank.Balances(keeper.ModuleAccountAddress()).AmountOf("stake").Int64() - 4_000_000
+	participantBonds := bank.Balances(escrow.ModuleAddress()).AmountOf("stake").Int64() - 4_000_000
 	err := k.InitGenesis(tc.Ctx, gs)
 	require.ErrorContains(t, err, fmt.Sprintf("bonds sum to %dstake", 5_000_000+participantBonds))
-	require.ErrorContains(t, err, keeper.ModuleAccountAddress().String())
+	require.ErrorContains(t, err, escrow.ModuleAddress().String())
 	has, err := k.Params.Has(tc.Ctx)
 	require.NoError(t, err)
 	require.False(t, has, "nothing is stored")
 
-	bank.Fund(keeper.ModuleAccountAddress(), minBond)
+	bank.Fund(escrow.ModuleAddress(), minBond)
 	require.NoError(t, k.InitGenesis(tc.Ctx, gs))
 }
 
@@ -156,19 +156,19 @@ func TestInitGenesisRefusesBondsTheModuleAccountDoesNotHold(t *testing.T) {
 // fail the block. InitGenesis refuses it.
 func TestInitGenesisRefusesAnAgentThatCannotReceiveItsBond(t *testing.T) {
 	gs := agentGenesis()
-	blocked, err := ac.BytesToString(keeper.ModuleAccountAddress())
+	blocked, err := ac.BytesToString(escrow.ModuleAddress())
 	require.NoError(t, err)
 	gs.TransferAgents[0].Address = blocked
-	k, tc, bank := keepertest.KeeperWithBank(t)
+	k, tc, bank := testutil.KeeperWithBank(t)
 	bank.HoldBonds(gs.TransferAgents)
 	require.ErrorContains(t, k.InitGenesis(tc.Ctx, gs), "may not receive funds")
 }
 
-// keepertest.Network registers its agents, so benchmarks and the abci tests
+// testutil.Network registers its agents, so benchmarks and the abci tests
 // can start inferences.
 func TestNetworkAgentsMayStart(t *testing.T) {
-	k, ctx, _ := keepertest.Network(t, 2, testParams(), nil)
-	for _, a := range keepertest.Agents() {
-		require.NoError(t, k.AgentStarting(ctx, a))
+	k, ctx, _ := testutil.Network(t, 2, testParams(), nil)
+	for _, a := range testutil.Agents() {
+		require.NoError(t, k.Agents().Starting(ctx, a))
 	}
 }

@@ -1,6 +1,7 @@
 package keeper_test
 
 import (
+	"errors"
 	"testing"
 
 	"cosmossdk.io/collections"
@@ -10,7 +11,7 @@ import (
 	sdkerrors "github.com/cosmos/cosmos-sdk/types/errors"
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/escrow"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -36,19 +37,30 @@ func (f *fixture) leaveAgent(i byte) (uint64, error) {
 
 func (f *fixture) agent(i byte) types.TransferAgent {
 	f.t.Helper()
-	ta, err := f.k.TransferAgents.Get(f.ctx, addr(i))
+	ta, err := f.k.Agents().Get(f.ctx, addr(i))
 	require.NoError(f.t, err)
 	return ta
 }
 
 func (f *fixture) agentCount() uint64 {
 	f.t.Helper()
-	n, err := f.k.TransferAgentCount.Get(f.ctx)
+	n, err := f.k.Agents().Count(f.ctx)
 	require.NoError(f.t, err)
 	return n
 }
 
-func (f *fixture) held() sdk.Coins { return f.bank.Balances(keeper.ModuleAccountAddress()) }
+func (f *fixture) held() sdk.Coins { return f.bank.Balances(escrow.ModuleAddress()) }
+
+// isAgent reports whether addr(i) is a registered transfer agent.
+func (f *fixture) isAgent(i byte) bool {
+	f.t.Helper()
+	_, err := f.k.Agents().Get(f.ctx, addr(i))
+	if errors.Is(err, collections.ErrNotFound) {
+		return false
+	}
+	require.NoError(f.t, err)
+	return true
+}
 
 func TestRegisterTransferAgentLocksBondAndStoresAgent(t *testing.T) {
 	f := newFixture(t)
@@ -66,7 +78,7 @@ func TestRegisterTransferAgentLocksBondAndStoresAgent(t *testing.T) {
 	require.Equal(t, uint64(3), f.agentCount())
 	require.Equal(t, []*types.EventTransferAgentRegistered{{Agent: bech(newAgentByte), Bond: bond, EpochIndex: 1}},
 		typedEvents[*types.EventTransferAgentRegistered](t, f.ctx))
-	require.NoError(t, f.k.AgentStarting(f.ctx, addr(newAgentByte)), "a registered agent may start at once")
+	require.NoError(t, f.k.Agents().Starting(f.ctx, addr(newAgentByte)), "a registered agent may start at once")
 }
 
 func TestRegisterTransferAgentRefusesBondBelowMinimum(t *testing.T) {
@@ -88,9 +100,7 @@ func TestRegisterTransferAgentRefusesBondBelowMinimum(t *testing.T) {
 			require.ErrorIs(t, err, types.ErrInvalidBond)
 			require.Contains(t, err.Error(), minBond.String(), "the error names the minimum")
 			require.Equal(t, before, f.held(), "nothing is locked")
-			has, err := f.k.TransferAgents.Has(f.ctx, addr(newAgentByte))
-			require.NoError(t, err)
-			require.False(t, has)
+			require.False(t, f.isAgent(newAgentByte))
 			require.Equal(t, uint64(2), f.agentCount())
 		})
 	}
@@ -115,9 +125,7 @@ func TestRegisterTransferAgentRefusesUnfundedAccount(t *testing.T) {
 	f.block(1)
 	f.bank.Fund(addr(newAgentByte), stake(types.DefaultTransferAgentMinBondAmount-1))
 	require.ErrorIs(t, f.registerAgent(newAgentByte, minBond), sdkerrors.ErrInsufficientFunds)
-	has, err := f.k.TransferAgents.Has(f.ctx, addr(newAgentByte))
-	require.NoError(t, err)
-	require.False(t, has)
+	require.False(t, f.isAgent(newAgentByte))
 }
 
 // Attack: governance (or any module) registers a module account, which can
@@ -126,7 +134,7 @@ func TestAttackModuleAccountCannotRegister(t *testing.T) {
 	f := newFixture(t)
 	f.block(1)
 	module := authtypes.NewModuleAddress(types.ModuleName)
-	err := f.k.RegisterTransferAgent(f.ctx, module, minBond)
+	err := f.k.Agents().Register(f.ctx, module, minBond)
 	require.ErrorIs(t, err, sdkerrors.ErrUnauthorized)
 }
 
@@ -168,7 +176,7 @@ func TestLeavingAgentGetsBondBackAtNextEpoch(t *testing.T) {
 	require.Equal(t, []*types.EventTransferAgentLeaving{{Agent: bech(newAgentByte), ReleaseEpoch: 2}},
 		typedEvents[*types.EventTransferAgentLeaving](t, f.ctx))
 	require.Equal(t, uint64(1), f.agent(newAgentByte).LeavingEpoch)
-	require.ErrorIs(t, f.k.AgentStarting(f.ctx, addr(newAgentByte)), types.ErrAgentLeaving, "it stops starting at once")
+	require.ErrorIs(t, f.k.Agents().Starting(f.ctx, addr(newAgentByte)), types.ErrAgentLeaving, "it stops starting at once")
 	_, err = f.leaveAgent(newAgentByte)
 	require.ErrorIs(t, err, types.ErrAgentLeaving)
 
@@ -180,14 +188,12 @@ func TestLeavingAgentGetsBondBackAtNextEpoch(t *testing.T) {
 	require.Equal(t, uint64(2), mustEpoch(t, f).Index)
 	require.Equal(t, sdk.NewCoins(minBond), f.bank.Balances(addr(newAgentByte)))
 	require.Equal(t, sdk.NewCoins(stake(2*types.DefaultTransferAgentMinBondAmount)), f.held(), "the genesis agents' bonds stay")
-	has, err := f.k.TransferAgents.Has(f.ctx, addr(newAgentByte))
-	require.NoError(t, err)
-	require.False(t, has)
+	require.False(t, f.isAgent(newAgentByte))
 	require.Equal(t, uint64(2), f.agentCount())
 	require.Equal(t, []*types.EventTransferAgentLeft{{Agent: bech(newAgentByte), Bond: minBond, EpochIndex: 2}},
 		typedEvents[*types.EventTransferAgentLeft](t, f.ctx))
 	requireNoLeavingAgents(t, f)
-	require.ErrorIs(t, f.k.AgentStarting(f.ctx, addr(newAgentByte)), types.ErrNotTransferAgent)
+	require.ErrorIs(t, f.k.Agents().Starting(f.ctx, addr(newAgentByte)), types.ErrNotTransferAgent)
 	f.end()
 
 	// It may register again, with a fresh standing.
@@ -234,16 +240,18 @@ func TestRegisterTransferAgentBeforeFirstEpoch(t *testing.T) {
 	require.NoError(t, f.registerAgent(newAgentByte, minBond))
 	require.Equal(t, uint64(0), f.agent(newAgentByte).RegisteredEpoch)
 	f.block(1)
-	require.NoError(t, f.k.AgentStarting(f.ctx, addr(newAgentByte)))
+	require.NoError(t, f.k.Agents().Starting(f.ctx, addr(newAgentByte)))
 	require.Equal(t, types.AgentStanding{EpochIndex: 1, Starts: 1}, f.agent(newAgentByte).Standing)
 }
 
+// requireNoLeavingAgents: no agent is leaving, so (Invariants) the leaving
+// index is empty.
 func requireNoLeavingAgents(t *testing.T, f *fixture) {
 	t.Helper()
-	n := 0
-	require.NoError(t, f.k.LeavingAgents.Walk(f.ctx, nil, func(collections.Pair[uint64, sdk.AccAddress]) (bool, error) {
-		n++
-		return false, nil
-	}))
-	require.Zero(t, n)
+	require.NoError(t, f.k.Agents().Invariants(f.ctx))
+	resp, err := f.query.TransferAgents(f.ctx, &types.QueryTransferAgentsRequest{})
+	require.NoError(t, err)
+	for _, v := range resp.Agents {
+		require.Zero(t, v.Agent.LeavingEpoch, "%s is leaving", v.Agent.Address)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"cosmossdk.io/collections"
-	errorsmod "cosmossdk.io/errors"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
@@ -25,12 +24,14 @@ func (k Keeper) currentEpoch(ctx context.Context) (types.Epoch, error) {
 	return epoch, nil
 }
 
-func inPocPhase(epoch types.Epoch, params types.Params, height int64) bool {
-	return height < epoch.StartHeight+int64(params.PocPhaseBlocks)
-}
-
-func nextEpochHeight(epoch types.Epoch, params types.Params) int64 {
-	return epoch.StartHeight + int64(params.EpochLength)
+// epochIndexOrZero is the current epoch index, 0 before the first block
+// (genesis transactions run then).
+func (k Keeper) epochIndexOrZero(ctx context.Context) (uint64, error) {
+	epoch, err := k.currentEpoch(ctx)
+	if errors.Is(err, types.ErrNoEpoch) {
+		return 0, nil
+	}
+	return epoch.Index, err
 }
 
 // BeginBlock opens epoch 1 on the first block and a new epoch whenever the
@@ -48,7 +49,7 @@ func (k Keeper) BeginBlock(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load params: %w", err)
 	}
-	if height >= nextEpochHeight(epoch, params) {
+	if height >= params.NextEpochHeight(epoch) {
 		return k.startEpoch(ctx, epoch.Index+1, height)
 	}
 	return nil
@@ -58,9 +59,8 @@ func (k Keeper) BeginBlock(ctx context.Context) error {
 // stats and INACTIVE status, clears all circuit-breaker state, snapshots the new epoch group (sorted by address
 // bytes, the index vote extensions use), returns the bonds of the
 // participants (before the snapshot, which leaves them out) and transfer
-// agents that asked to leave in the previous epoch and tells the hooks,
-// which clear the per-epoch state they own. Agent standings reset lazily
-// (standingIn), without a walk.
+// agents that asked to leave in the previous epoch. Agent standings reset
+// lazily (x/inference/agents), without a walk.
 func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) error {
 	var previous uint32
 	switch old, err := k.currentEpoch(ctx); {
@@ -128,15 +128,7 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 	}); err != nil {
 		return fmt.Errorf("emit epoch event: %w", err)
 	}
-	if err := k.releaseLeavingAgents(ctx, index); err != nil {
-		return err
-	}
-	if k.seams.hooks != nil {
-		if err := k.seams.hooks.AfterEpochStarted(ctx, epoch); err != nil {
-			return errorsmod.Wrap(err, "epoch hooks")
-		}
-	}
-	return nil
+	return k.agents.ReleaseLeaving(ctx, index)
 }
 
 // resetParticipants zeroes every participant's epoch stats and turns
@@ -160,7 +152,7 @@ func (k Keeper) resetParticipants(ctx context.Context) ([]types.Participant, err
 		if p.Status == types.PARTICIPANT_STATUS_INACTIVE {
 			p.Status = types.PARTICIPANT_STATUS_ACTIVE
 		}
-		if err := k.setParticipant(ctx, *p); err != nil {
+		if err := k.SetParticipant(ctx, *p); err != nil {
 			return nil, err
 		}
 	}

@@ -54,7 +54,7 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := k.importInferences(ctx, gs); err != nil {
 		return err
 	}
-	if err := k.importAgents(ctx, gs.TransferAgents); err != nil {
+	if err := k.agents.InitGenesis(ctx, gs.TransferAgents); err != nil {
 		return err
 	}
 	return k.health.InitGenesis(ctx, gs)
@@ -89,7 +89,7 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 	if err := k.exportInferences(ctx, gs); err != nil {
 		return nil, err
 	}
-	if err := k.exportAgents(ctx, gs); err != nil {
+	if err := k.agents.ExportGenesis(ctx, gs); err != nil {
 		return nil, err
 	}
 	if err := k.health.ExportGenesis(ctx, gs); err != nil {

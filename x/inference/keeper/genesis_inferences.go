@@ -20,7 +20,7 @@ import (
 // EndBlock, as on the exported chain.
 func (k Keeper) importInferences(ctx context.Context, gs types.GenesisState) error {
 	for _, inf := range gs.Inferences {
-		key, err := k.inferenceKey(inf)
+		key, err := k.InferenceKeyOf(inf)
 		if err != nil {
 			return err
 		}
@@ -33,7 +33,7 @@ func (k Keeper) importInferences(ctx context.Context, gs types.GenesisState) err
 			}
 			continue
 		}
-		if err := k.indexForPruning(ctx, key, inf, gs.Params); err != nil {
+		if err := k.IndexForPruning(ctx, key, inf, gs.Params); err != nil {
 			return err
 		}
 	}

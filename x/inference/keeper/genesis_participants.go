@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/inferenced/inferenced/x/inference/escrow"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -12,7 +13,7 @@ import (
 // participant is released when the epoch after its leaving_epoch starts).
 func (k Keeper) importParticipants(ctx context.Context, participants []types.Participant) error {
 	for _, p := range participants {
-		if err := k.setParticipant(ctx, p); err != nil {
+		if err := k.SetParticipant(ctx, p); err != nil {
 			return err
 		}
 		if p.LeavingEpoch == 0 {
@@ -22,7 +23,7 @@ func (k Keeper) importParticipants(ctx context.Context, participants []types.Par
 		if err != nil {
 			return fmt.Errorf("participant address %q: %w", p.Address, err)
 		}
-		if err := k.LeavingParticipants.Set(ctx, leavingKey(p.LeavingEpoch, addr)); err != nil {
+		if err := k.LeavingParticipants.Set(ctx, escrow.LeavingKey(p.LeavingEpoch, addr)); err != nil {
 			return fmt.Errorf("index leaving participant: %w", err)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/escrow"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -48,11 +48,11 @@ func TestGenesisRebuildsTheLeavingIndex(t *testing.T) {
 // refused: a bond it does not hold could never be returned.
 func TestInitGenesisRefusesParticipantBondsTheModuleDoesNotHold(t *testing.T) {
 	gs := richGenesis()
-	k, tc, bank := keepertest.KeeperWithBank(t)
+	k, tc, bank := testutil.KeeperWithBank(t)
 	bank.HoldParticipantBonds(gs.Participants[1:]) // participant 1's bond is missing
 	err := k.InitGenesis(tc.Ctx, gs)
 	require.ErrorContains(t, err, "participants' bonds sum to")
-	require.ErrorContains(t, err, keeper.ModuleAccountAddress().String())
-	bank.Fund(keeper.ModuleAccountAddress(), gs.Participants[0].Bond)
+	require.ErrorContains(t, err, escrow.ModuleAddress().String())
+	bank.Fund(escrow.ModuleAddress(), gs.Participants[0].Bond)
 	require.NoError(t, k.InitGenesis(tc.Ctx, gs))
 }

@@ -9,8 +9,8 @@ import (
 	moduletestutil "github.com/cosmos/cosmos-sdk/types/module/testutil"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/module"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -84,7 +84,7 @@ func requireGenesisRoundTrip(t *testing.T, gs types.GenesisState) (keeper.Keeper
 	require.NoError(t, err)
 	var decoded types.GenesisState
 	require.NoError(t, cdc.UnmarshalJSON(bz, &decoded))
-	k2, tc2, bank2 := keepertest.KeeperWithBank(t)
+	k2, tc2, bank2 := testutil.KeeperWithBank(t)
 	bank2.HoldBonds(decoded.TransferAgents)
 	bank2.HoldParticipantBonds(decoded.Participants)
 	require.NoError(t, k2.InitGenesis(tc2.Ctx, decoded))
@@ -105,7 +105,7 @@ func TestGenesisRebuildsExpiryQueueAndMemberIndex(t *testing.T) {
 	inf := f.inference("a-started")
 	require.Equal(t, types.INFERENCE_STATUS_EXPIRED, inf.Status)
 	require.Equal(t, int64(135), inf.EndHeight)
-	require.Equal(t, []string{"a-started"}, f.hooks.expired)
+	require.Equal(t, []string{"a-started"}, f.expired())
 	f.block(136)
 	require.Equal(t, types.CurrentEpochStats{InferenceCount: 3, MissedRequests: 1}, f.participant(1).CurrentEpochStats,
 		"one agent's miss is held, not counted")
@@ -136,20 +136,9 @@ func TestInitGenesisRejectsInvalidAndStoresNothing(t *testing.T) {
 	require.Zero(t, n)
 }
 
-func TestModuleGenesisJSONValidates(t *testing.T) {
-	enc := moduletestutil.MakeTestEncodingConfig(module.AppModule{})
-	k, _ := newKeeper(t)
-	am := module.NewAppModule(enc.Codec, k)
-	require.NoError(t, am.ValidateGenesis(enc.Codec, nil, am.DefaultGenesis(enc.Codec)))
-	bad := richGenesis()
-	bad.EpochGroup.Members[0], bad.EpochGroup.Members[1] = bad.EpochGroup.Members[1], bad.EpochGroup.Members[0]
-	require.Error(t, am.ValidateGenesis(enc.Codec, nil, enc.Codec.MustMarshalJSON(&bad)))
-	require.Error(t, am.ValidateGenesis(enc.Codec, nil, []byte(`{"params":`)))
-}
-
 // The model totals the exclusion cap reads are rebuilt from the imported group.
 func TestGenesisImportRebuildsModelWeights(t *testing.T) {
-	k, tc, bank := keepertest.KeeperWithBank(t)
+	k, tc, bank := testutil.KeeperWithBank(t)
 	gs := richGenesis()
 	bank.HoldParticipantBonds(gs.Participants)
 	require.NoError(t, k.InitGenesis(tc.Ctx, gs))

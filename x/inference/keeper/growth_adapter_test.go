@@ -14,7 +14,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	inftest "github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -30,16 +30,16 @@ func withRetention(p *types.Params, epochs uint64) {
 func retentionOf(p types.Params) uint64 { return p.InferenceRetentionEpochs }
 
 // growthGenesis builds the keeper over an in-memory store with n ACTIVE
-// executors of weight 100 serving keepertest.Model (executor i at 0…0 |
-// i+1, as keepertest.Network) and the bonded agents, and commits genesis.
+// executors of weight 100 serving inftest.Model (executor i at 0…0 |
+// i+1, as inftest.Network) and the bonded agents, and commits genesis.
 // Each executor is bonded for its weight, the module account holding the
 // bonds.
 func growthGenesis(tb testing.TB, n int, params types.Params, agents []sdk.AccAddress) (keeper.Keeper, testutil.TestContext, []sdk.AccAddress) {
 	tb.Helper()
-	k, tc, bank := keepertest.KeeperWithBank(tb)
+	k, tc, bank := inftest.KeeperWithBank(tb)
 	gs := types.DefaultGenesis()
 	gs.Params = params
-	bonded, err := keepertest.BondedAgents(params, agents...)
+	bonded, err := inftest.BondedAgents(params, agents...)
 	require.NoError(tb, err)
 	gs.TransferAgents = bonded
 	bank.HoldBonds(bonded)
@@ -48,10 +48,10 @@ func growthGenesis(tb testing.TB, n int, params types.Params, agents []sdk.AccAd
 		a := make([]byte, 20)
 		binary.BigEndian.PutUint32(a[16:], uint32(i+1))
 		execs[i] = a
-		s, err := keepertest.AddressCodec.BytesToString(a)
+		s, err := inftest.AddressCodec.BytesToString(a)
 		require.NoError(tb, err)
 		gs.Participants = append(gs.Participants, types.Participant{
-			Address: s, InferenceUrl: "http://x.example/", Models: []string{keepertest.Model}, Weight: 100,
+			Address: s, InferenceUrl: "http://x.example/", Models: []string{inftest.Model}, Weight: 100,
 			PocAvailable: true, Status: types.PARTICIPANT_STATUS_ACTIVE, Bond: types.BondForWeight(100, params),
 		})
 	}
@@ -67,7 +67,7 @@ func growthID(j uint64) string { return fmt.Sprintf("g-%d", j) }
 // startGrowth starts inference id from agent on executor.
 func startGrowth(k keeper.Keeper, ctx sdk.Context, agent, executor sdk.AccAddress, id string) error {
 	_, err := k.StartInference(ctx, keeper.StartRequest{
-		TransferAgent: agent, Executor: executor, InferenceID: id, Model: keepertest.Model, PromptHash: "cHJvbXB0",
+		TransferAgent: agent, Executor: executor, InferenceID: id, Model: inftest.Model, PromptHash: "cHJvbXB0",
 	})
 	return err
 }

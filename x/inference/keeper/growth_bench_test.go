@@ -125,12 +125,14 @@ func newGrowthRun(b testing.TB, retention uint64) *growthRun {
 func (r *growthRun) block(h int64, beforeEnd func(sdk.Context)) {
 	b, k := r.b, r.k
 	ctx := r.tc.Ctx.WithBlockHeight(h).WithEventManager(sdk.NewEventManager())
-	var samples []keeper.AttestedSample
-	if voted, _, err := k.VoteGroup(ctx, h-1); err == nil {
-		samples, err = k.AttestedSamples(ctx, voted, r.allOK)
-		require.NoError(b, err, "block %d: attested samples", h)
+	var voted uint64
+	var members int
+	var samples []byte
+	if e, n, err := k.VoteGroup(ctx, h-1); err == nil {
+		voted, members, samples = e, n, r.allOK
 	}
-	require.NoError(b, k.ApplyHealth(ctx, samples), "block %d: breaker step", h)
+	_, _, err := k.ApplyHealth(ctx, voted, members, samples)
+	require.NoError(b, err, "block %d: breaker step", h)
 	require.NoError(b, k.BeginBlock(ctx), "block %d: begin block", h)
 	for _, f := range r.finishes[h] {
 		cc, write := ctx.CacheContext()

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 )
 
 // TestGrowthLoadStaysSteady proves the growth benchmark's load is the
@@ -22,7 +22,7 @@ func TestGrowthLoadStaysSteady(t *testing.T) {
 		}
 		ctx := r.tc.Ctx.WithBlockHeight(h)
 		for i, e := range r.execs {
-			require.NoError(t, r.k.CheckRoutable(ctx, e, keepertest.Model), "epoch end %d: executor %d", h, i)
+			require.NoError(t, r.k.CheckRoutable(ctx, e, testutil.Model), "epoch end %d: executor %d", h, i)
 		}
 	}
 	due := 0

@@ -9,111 +9,135 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/agents"
 	"github.com/inferenced/inferenced/x/inference/health"
+	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// AttestedSample is the validators' majority verdict on one executor in a
-// block, as the breaker takes it (the app's pre-blocker delivers them).
-type AttestedSample = health.AttestedSample
-
-// ApplyHealth is the breaker's one step per block (health.Store.Step): the
-// cooldown promotions due at this height, the traffic outcomes queued by
-// the previous block, then the attested samples of this block's bundle.
-func (k Keeper) ApplyHealth(ctx context.Context, attested []AttestedSample) error {
-	return k.health.Step(ctx, attested)
+// ApplyHealth is the breaker's one step per block and the one call the
+// app's pre-blocker makes into the module: the block's attested samples as
+// its health bundle carries them (the epoch they attest about, the size of
+// that epoch's group and the packed verdicts; none when the block has no
+// bundle), then health.Store.Step (promotions due now, the traffic
+// outcomes queued by the previous block, the attested samples), then the
+// miss verdicts the step reached, in order: a counted miss runs the SPRT,
+// and every verdict updates its agent's standing (judge.Standing). It
+// returns how many attested samples it applied.
+//
+// Samples about another epoch than the current one are dropped: the group
+// they index has been replaced, so a boundary between epochs never applies
+// a verdict to the wrong executor. Samples whose group size is not the
+// current group's (which ProcessProposal rules out) are logged and
+// dropped; the step still runs.
+func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samples []byte) (oks, misses int, err error) {
+	att, err := k.attestation(ctx, epoch, members, samples)
+	if err != nil {
+		return 0, 0, err
+	}
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("load params: %w", err)
+	}
+	applied, err := k.health.Step(ctx, health.Block{Params: params, Attested: att})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, v := range applied.Misses {
+		if v.Effect.Kind == judge.Counted {
+			if err := k.countOutcome(ctx, v.Executor, false); err != nil {
+				return 0, 0, err
+			}
+		}
+		agent, charge, corroborated, _ := judge.Standing(v.Effect)
+		if err := k.agents.Judged(ctx, agent, charge, corroborated); err != nil {
+			return 0, 0, err
+		}
+	}
+	return applied.AttestedOKs, applied.AttestedMisses, nil
 }
 
-// DefaultHealthStage is the circuit breaker's health stage, which NewKeeper
-// installs; SetHealthStage can put it back after a replacement.
-func DefaultHealthStage(k Keeper) HealthStage { return k.health.Stage() }
-
-// breakerView is what the breaker's store reads of the rest of the module
-// (health.Module). It holds the keeper's collections, never the store's.
-type breakerView struct{ k Keeper }
-
-var _ health.Module = breakerView{}
-
-func (v breakerView) Member(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
-	return v.k.memberOf(ctx, addr)
+// attestation is the block's samples if they attest about the current
+// epoch's group, none otherwise.
+func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int, samples []byte) (health.Attestation, error) {
+	if len(samples) == 0 {
+		return health.Attestation{}, nil
+	}
+	epoch, err := k.currentEpoch(ctx)
+	if errors.Is(err, types.ErrNoEpoch) {
+		return health.Attestation{}, nil
+	}
+	if err != nil {
+		return health.Attestation{}, err
+	}
+	if epoch.Index != epochIndex {
+		return health.Attestation{}, nil
+	}
+	if members != int(epoch.Members) {
+		sdk.UnwrapSDKContext(ctx).Logger().Error("health bundle does not fit the epoch group; no attested samples applied",
+			"module", types.ModuleName, "epoch", epochIndex, "bundle_members", members, "group_members", epoch.Members)
+		return health.Attestation{}, nil
+	}
+	return health.Attestation{Members: members, Samples: samples}, nil
 }
 
-func (v breakerView) ModelWeight(ctx context.Context, model string) (uint64, error) {
-	w, err := v.k.ModelWeights.Get(ctx, model)
+// reads is what the keeper lets the stores it composes read (health.Reads,
+// agents.Reads): its own collections, never written through here.
+type reads struct{ k Keeper }
+
+var (
+	_ health.Reads = reads{}
+	_ agents.Reads = reads{}
+)
+
+func (r reads) MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bool, error) {
+	i, err := r.k.EpochMemberIndex.Get(ctx, addr)
+	if errors.Is(err, collections.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("look up epoch member: %w", err)
+	}
+	return i, true, nil
+}
+
+func (r reads) MemberAt(ctx context.Context, index uint32) (types.EpochMember, error) {
+	m, err := r.k.EpochMembers.Get(ctx, index)
+	if err != nil {
+		return types.EpochMember{}, fmt.Errorf("epoch member %d: %w", index, err)
+	}
+	return m, nil
+}
+
+func (r reads) ModelWeight(ctx context.Context, model string) (uint64, error) {
+	w, err := r.k.ModelWeights.Get(ctx, model)
 	if errors.Is(err, collections.ErrNotFound) {
 		return 0, nil
 	}
 	return w, err
 }
 
-func (v breakerView) PriorSuccesses(ctx context.Context, addr sdk.AccAddress) (uint32, error) {
-	p, err := v.k.Participants.Get(ctx, addr)
+func (r reads) EpochSuccesses(ctx context.Context, addr sdk.AccAddress) (uint64, error) {
+	p, err := r.k.Participants.Get(ctx, addr)
 	if errors.Is(err, collections.ErrNotFound) {
 		return 0, nil // it left: its in-flight outcomes start from nothing
 	}
 	if err != nil {
 		return 0, fmt.Errorf("load executor %s: %w", addr, err)
 	}
-	return uint32(min(p.CurrentEpochStats.InferenceCount, breaker.MaxWindow)), nil
+	return p.CurrentEpochStats.InferenceCount, nil
 }
 
-func (v breakerView) LoadParams(ctx context.Context) (types.Params, error) {
-	return v.k.Params.Get(ctx)
-}
+func (r reads) Params(ctx context.Context) (types.Params, error) { return r.k.Params.Get(ctx) }
 
-// MissCounted: a traffic miss counts against executor, so the SPRT counts
-// it (gonka's MissedRequests), and the agent's standing records it. Only an
-// attestation clears the agent: a miss backed by other agents' misses stays
-// charged, so k colluding agents pay for every miss they make count.
-func (v breakerView) MissCounted(ctx context.Context, executor sdk.AccAddress, agent string, wasHeld, byAttestation bool) error {
-	if err := v.k.countOutcome(ctx, executor, false); err != nil {
-		return err
-	}
-	if agent == "" { // queued before agents were recorded (an upgraded chain): no one to charge
-		return nil
-	}
-	switch {
-	case byAttestation && wasHeld:
-		return v.k.refundMiss(ctx, agent) // also counts it corroborated
-	case !byAttestation && !wasHeld:
-		if err := v.k.chargeMiss(ctx, agent); err != nil {
-			return err
-		}
-	}
-	return v.k.countCorroborated(ctx, agent)
-}
-
-// MissHeld: nothing corroborates a traffic miss (yet), so it is charged to
-// its agent.
-func (v breakerView) MissHeld(ctx context.Context, agent string) error {
-	if agent == "" {
-		return nil
-	}
-	return v.k.chargeMiss(ctx, agent)
-}
-
-// MissExcused: an attestation covers the miss but already counted one of
-// the agent's, so the miss does not count, and the agent is not charged.
-func (v breakerView) MissExcused(ctx context.Context, agent string, wasHeld bool) error {
-	if agent == "" || !wasHeld {
-		return nil
-	}
-	return v.k.refundMiss(ctx, agent)
-}
+func (r reads) Epoch(ctx context.Context) (types.Epoch, error) { return r.k.currentEpoch(ctx) }
 
 // memberOf returns the epoch member at addr, if it is one.
 func (k Keeper) memberOf(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
-	index, err := k.EpochMemberIndex.Get(ctx, addr)
-	if errors.Is(err, collections.ErrNotFound) {
-		return types.EpochMember{}, false, nil
+	i, ok, err := reads{k: k}.MemberIndex(ctx, addr)
+	if err != nil || !ok {
+		return types.EpochMember{}, false, err
 	}
-	if err != nil {
-		return types.EpochMember{}, false, fmt.Errorf("look up epoch member: %w", err)
-	}
-	m, err := k.EpochMembers.Get(ctx, index)
-	if err != nil {
-		return types.EpochMember{}, false, fmt.Errorf("epoch member %d: %w", index, err)
-	}
-	return m, true, nil
+	m, err := reads{k: k}.MemberAt(ctx, i)
+	return m, err == nil, err
 }

@@ -12,40 +12,48 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/lottery"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// benchNetwork is keepertest.Network with the breaker's test params and
+// benchNetwork is testutil.Network with the breaker's test params and
 // no exclusion cap in the way.
 func benchNetwork(b *testing.B, n int, setup func(keeper.Keeper, sdk.Context, []sdk.AccAddress)) (keeper.Keeper, sdk.Context, []sdk.AccAddress) {
 	b.Helper()
 	p := breakerParams()
 	p.HealthCbMaxExcludedWeightPct = 100
-	return keepertest.Network(b, n, p, setup)
+	return testutil.Network(b, n, p, setup)
 }
 
 // BenchmarkSelectionHealthStage draws from 1,000 members with 10% excluded,
-// with the breaker's health stage and without, interleaved in one run; the
-// ratio metric is the cost of the health stage (goal <= 1.2).
+// with the breaker's health stage and without (the same state in shadow
+// mode, where selection does not ask the breaker), interleaved in one run;
+// the ratio metric is the cost of the health stage (goal <= 1.2).
 func BenchmarkSelectionHealthStage(b *testing.B) {
-	k, ctx, _ := benchNetwork(b, 1000, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
-		for i := 0; i < len(addrs); i += 10 {
-			s, err := ac.BytesToString(addrs[i])
-			require.NoError(b, err)
-			require.NoError(b, k.RestoreHealth(ctx, types.ExecutorHealth{
-				Address: s, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 1, CooldownBlocks: 100, Exclusions: 1,
-			}))
-		}
-	})
-	stage := keeper.HealthStage(nil)
-	sel, err := k.Candidates(ctx, "m", 2)
+	network := func(enforce bool) (keeper.Keeper, sdk.Context) {
+		p := breakerParams()
+		p.HealthCbMaxExcludedWeightPct = 100
+		p.HealthCbEnforce = enforce
+		k, ctx, _ := testutil.Network(b, 1000, p, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
+			for i := 0; i < len(addrs); i += 10 {
+				s, err := ac.BytesToString(addrs[i])
+				require.NoError(b, err)
+				require.NoError(b, k.Breaker().Restore(ctx, types.ExecutorHealth{
+					Address: s, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 1, CooldownBlocks: 100, Exclusions: 1,
+				}))
+			}
+		})
+		return k, ctx
+	}
+	kWith, ctxWith := network(true)
+	kWithout, ctxWithout := network(false)
+	sel, err := kWith.Candidates(ctxWith, "m", 2)
 	require.NoError(b, err)
 	require.Len(b, sel.Pool, 900, "the health stage removes the 100 excluded")
 	var with, without time.Duration
 	seed := uint64(0)
-	draw := func() time.Duration {
+	draw := func(k keeper.Keeper, ctx sdk.Context) time.Duration {
 		seed++
 		start := time.Now()
 		_, err := k.RandomExecutor(ctx, "m", seed, 2)
@@ -57,10 +65,8 @@ func BenchmarkSelectionHealthStage(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		k.SetHealthStage(keeper.DefaultHealthStage(k))
-		with += draw()
-		k.SetHealthStage(stage)
-		without += draw()
+		with += draw(kWith, ctxWith)
+		without += draw(kWithout, ctxWithout)
 	}
 	b.ReportMetric(float64(with.Nanoseconds())/float64(b.N), "ns-with/op")
 	b.ReportMetric(float64(without.Nanoseconds())/float64(b.N), "ns-without/op")
@@ -101,7 +107,7 @@ func BenchmarkBreakerBlock(b *testing.B) {
 				execs[i], _ = ac.BytesToString(a)
 			}
 			var agents []string // two agents take turns, so misses are corroborated
-			for _, a := range keepertest.Agents() {
+			for _, a := range testutil.Agents() {
 				s, _ := ac.BytesToString(a)
 				agents = append(agents, s)
 			}
@@ -115,11 +121,11 @@ func BenchmarkBreakerBlock(b *testing.B) {
 					miss := missingPct > 0 && i%(100/missingPct) == 0
 					inf := types.Inference{InferenceId: fmt.Sprintf("i-%d-%d", height, i), Executor: e,
 						TransferAgent: agents[(int(height)+i)%2], StartHeight: height, EndHeight: height}
-					if err := k.QueueTrafficSample(c, inf, miss); err != nil {
+					if err := k.Breaker().QueueOutcome(c, inf, miss); err != nil {
 						b.Fatal(err)
 					}
 				}
-				if err := k.ApplyHealth(c.WithBlockHeight(height+1), nil); err != nil {
+				if _, _, err := k.ApplyHealth(c.WithBlockHeight(height+1), 0, 0, nil); err != nil {
 					b.Fatal(err)
 				}
 				writes += counter.writes
@@ -138,7 +144,7 @@ func BenchmarkProbePickup(b *testing.B) {
 	k, ctx, _ := benchNetwork(b, 1000, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
 		s, err := ac.BytesToString(addrs[500])
 		require.NoError(b, err)
-		require.NoError(b, k.RestoreHealth(ctx, types.ExecutorHealth{
+		require.NoError(b, k.Breaker().Restore(ctx, types.ExecutorHealth{
 			Address: s, State: types.HEALTH_STATE_PROBE, ExcludedAt: 1, CooldownBlocks: 50, Exclusions: 1,
 		}))
 	})

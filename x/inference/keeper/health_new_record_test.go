@@ -5,9 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
-	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // A record the step's traffic creates hears that block's attested ok: the
@@ -23,21 +21,13 @@ func TestAttestedOKReachesARecordTheSameStepCreates(t *testing.T) {
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
 	require.Zero(t, f.health(1).HeldMisses, "not applied yet")
 
-	group, err := f.k.EpochGroup(f.ctx)
-	require.NoError(t, err)
-	oks := make([]verdict.Verdict, len(group.Members))
-	for i := range oks {
-		oks[i] = verdict.OK
+	for _, m := range f.group().Members { // a bundle in which every executor is attested ok
+		a, err := ac.StringToBytes(m.Address)
+		require.NoError(t, err)
+		f.attested = append(f.attested, attestation{executor: a})
 	}
-	packed, err := verdict.Pack(oks)
-	require.NoError(t, err)
-	samples, err := f.k.AttestedSamples(f.ctx, group.EpochIndex, packed)
-	require.NoError(t, err)
-	require.Equal(t, []keeper.AttestedSample{{Executor: addr(1)}}, samples,
-		"only the executor with a queued outcome gets its ok mapped")
-
-	f.attested = samples
 	f.begin(f.height + 1)
+	require.Equal(t, [2]int{1, 0}, f.applied, "only the executor with a queued outcome gets its ok mapped")
 	h := f.health(1)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
 	require.Equal(t, uint32(1), h.HeldMisses)

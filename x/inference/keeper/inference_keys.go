@@ -35,9 +35,9 @@ func NewInferenceKey(agent sdk.AccAddress, id string) InferenceKey {
 	return collections.Join(agent, id)
 }
 
-// inferenceKey is the store key of a stored inference, from its transfer
+// InferenceKeyOf is the store key of a stored inference, from its transfer
 // agent's (canonical) address.
-func (k Keeper) inferenceKey(inf types.Inference) (InferenceKey, error) {
+func (k Keeper) InferenceKeyOf(inf types.Inference) (InferenceKey, error) {
 	agent, err := k.addressCodec.StringToBytes(inf.TransferAgent)
 	if err != nil {
 		return InferenceKey{}, fmt.Errorf("inference %q transfer agent %q: %w", inf.InferenceId, inf.TransferAgent, err)

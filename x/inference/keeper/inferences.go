@@ -46,7 +46,7 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if exists {
 		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q of transfer agent %s", req.InferenceID, k.spell(req.TransferAgent))
 	}
-	if err := k.agentStarting(ctx, req.TransferAgent); err != nil {
+	if err := k.agents.Starting(ctx, req.TransferAgent); err != nil {
 		return 0, err
 	}
 	if err := k.CheckRoutable(ctx, req.Executor, req.Model); err != nil {
@@ -93,10 +93,29 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("emit start event: %w", err)
 	}
-	if err := k.health.ClaimProbe(ctx, req.Executor, agent, inf.InferenceId); err != nil {
+	if err := k.claimProbe(ctx, req.Executor, agent, inf.InferenceId); err != nil {
 		return 0, err
 	}
 	return inf.ExpirationHeight, nil
+}
+
+// claimProbe makes a start on a PROBE executor with a free slot its probe.
+// An agent whose earlier probe of this PROBE period expired uncorroborated
+// is refused (types.ErrProbeTaken), except in shadow mode
+// (health_cb_enforce false), where its start is simply no probe.
+func (k Keeper) claimProbe(ctx context.Context, executor sdk.AccAddress, agent, id string) error {
+	refused := k.health.ClaimProbe(ctx, executor, agent, id)
+	if !errors.Is(refused, types.ErrProbeTaken) {
+		return refused
+	}
+	params, err := k.Params.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("load params: %w", err)
+	}
+	if !params.HealthCbEnforce {
+		return nil
+	}
+	return refused
 }
 
 // FinishInference closes agent's STARTED inference id for its executor
@@ -136,7 +155,7 @@ func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddres
 	if err := k.countOutcome(ctx, executor, true); err != nil {
 		return err
 	}
-	if err := k.agentFinished(ctx, inf.TransferAgent); err != nil {
+	if err := k.agents.Finished(ctx, inf.TransferAgent); err != nil {
 		return err
 	}
 	if err := k.health.QueueOutcome(ctx, inf, false); err != nil {
@@ -146,9 +165,6 @@ func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddres
 		InferenceId: id, Executor: inf.Executor, TransferAgent: inf.TransferAgent,
 	}); err != nil {
 		return fmt.Errorf("emit finish event: %w", err)
-	}
-	if k.seams.hooks != nil {
-		return k.seams.hooks.AfterInferenceFinished(ctx, inf)
 	}
 	return nil
 }
@@ -205,9 +221,6 @@ func (k Keeper) expire(ctx context.Context, entry HeightKey, height int64, param
 	}); err != nil {
 		return fmt.Errorf("emit expiry event: %w", err)
 	}
-	if k.seams.hooks != nil {
-		return k.seams.hooks.AfterInferenceExpired(ctx, inf)
-	}
 	return nil
 }
 
@@ -221,14 +234,14 @@ func (k Keeper) closeInference(ctx context.Context, key InferenceKey, inf types.
 	if err := k.ExpiryQueue.Remove(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 		return fmt.Errorf("dequeue expiry: %w", err)
 	}
-	return k.indexForPruning(ctx, key, inf, params)
+	return k.IndexForPruning(ctx, key, inf, params)
 }
 
 // countOutcome adds a finish or a counted miss to the executor's epoch
 // stats and, on a miss, runs the SPRT downtime check. A miss counts only
 // when the breaker's evidence ledger finds it corroborated
-// (breakerView.MissCounted): one agent's word does not make an executor
-// INACTIVE. An outcome counts in the epoch where
+// (ApplyHealth applies the breaker's verdicts): one agent's word does not
+// make an executor INACTIVE. An outcome counts in the epoch where
 // it happens, even for an inference started in the previous one: otherwise
 // an executor could ignore every request of an epoch's last blocks for free.
 //
@@ -247,7 +260,7 @@ func (k Keeper) countOutcome(ctx context.Context, executor sdk.AccAddress, ok bo
 	}
 	if ok {
 		p.CurrentEpochStats.InferenceCount++
-		return k.setParticipant(ctx, p)
+		return k.SetParticipant(ctx, p)
 	}
 	p.CurrentEpochStats.MissedRequests++
 	if p.Status == types.PARTICIPANT_STATUS_ACTIVE {
@@ -262,7 +275,7 @@ func (k Keeper) countOutcome(ctx context.Context, executor sdk.AccAddress, ok bo
 			}
 		}
 	}
-	return k.setParticipant(ctx, p)
+	return k.SetParticipant(ctx, p)
 }
 
 func (k Keeper) isDown(ctx context.Context, stats types.CurrentEpochStats) (bool, error) {

@@ -134,7 +134,7 @@ func TestFinishInferenceByExecutorCountsAndDequeues(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, queued)
 	require.Len(t, typedEvents[*types.EventInferenceFinished](t, f.ctx), 1)
-	require.Equal(t, []string{"inf-1"}, f.hooks.finished)
+	require.Equal(t, []string{"inf-1"}, f.finished())
 }
 
 func TestFinishInferenceRefusals(t *testing.T) {
@@ -204,7 +204,7 @@ func TestEndBlockExpiresExactlyTheDueEntries(t *testing.T) {
 	// counted (the next block's step applies them).
 	f.block(17)
 	require.Equal(t, types.INFERENCE_STATUS_EXPIRED, f.inference("late").Status)
-	require.Equal(t, []string{"early-a", "early-b", "late"}, f.hooks.expired)
+	require.Equal(t, []string{"early-a", "early-b", "late"}, f.expired())
 	requireQueueEmpty(t, f)
 	f.block(18)
 	require.Equal(t, uint32(2), f.health(1).HeldMisses)
@@ -228,7 +228,7 @@ func TestFinishInExpirationBlockBeforeEndBlockWinsOverExpiry(t *testing.T) {
 	require.Equal(t, exp, inf.EndHeight)
 	require.Equal(t, types.CurrentEpochStats{InferenceCount: 1}, f.participant(1).CurrentEpochStats)
 	require.Empty(t, typedEvents[*types.EventInferenceExpired](t, f.ctx))
-	require.Empty(t, f.hooks.expired)
+	require.Empty(t, f.expired())
 	requireQueueEmpty(t, f)
 }
 
@@ -242,8 +242,8 @@ func TestInferenceIsClosedOnceNeverBoth(t *testing.T) {
 	f.advanceTo(1 + testExpiration + 5)
 	require.ErrorIs(t, f.finish(1, "b"), types.ErrInferenceNotStarted)
 	require.ErrorIs(t, f.finish(1, "a"), types.ErrInferenceNotStarted)
-	require.Equal(t, []string{"a", "c"}, f.hooks.finished)
-	require.Equal(t, []string{"b", "d"}, f.hooks.expired)
+	require.Equal(t, []string{"a", "c"}, f.finished())
+	require.Equal(t, []string{"b", "d"}, f.expired())
 	require.Equal(t, types.CurrentEpochStats{InferenceCount: 2}, f.participant(1).CurrentEpochStats, "one agent's misses are held, not counted")
 	require.Equal(t, uint32(2), f.health(1).HeldMisses)
 	requireQueueEmpty(t, f)

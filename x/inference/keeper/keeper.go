@@ -1,12 +1,14 @@
 // Package keeper holds x/inference state and the state transitions of
-// participants, epochs and inferences. Message and query servers are thin
-// shells over these methods.
+// participants, epochs and inferences, and composes the stores that own the
+// rest: the circuit breaker's (x/inference/health) and the transfer
+// agents' (x/inference/agents). Message and query servers are thin shells
+// over these methods. A Keeper is a plain value over the store: it holds
+// no node memory (the query path's route tables are x/inference/routes).
 package keeper
 
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"cosmossdk.io/collections"
 	"cosmossdk.io/core/address"
@@ -15,8 +17,9 @@ import (
 	"github.com/cosmos/cosmos-sdk/codec"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/agents"
+	"github.com/inferenced/inferenced/x/inference/escrow"
 	"github.com/inferenced/inferenced/x/inference/health"
-	"github.com/inferenced/inferenced/x/inference/routecache"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -25,19 +28,19 @@ type Keeper struct {
 	cdc          codec.BinaryCodec
 	addressCodec address.Codec
 	authority    string
-	// bank moves transfer-agent and participant bonds into and out of the
-	// module account.
-	bank types.BankKeeper
-	// storeService opens the module store; the query path's route tables
-	// read stored bytes through it (collections read everything else).
+	// escrow holds participant bonds (and, through agents, agents' bonds)
+	// in the module account.
+	escrow escrow.Escrow
+	// storeService opens the module store (migrations of older layouts and
+	// the query path's route tables read raw bytes through it).
 	storeService corestore.KVStoreService
 
-	// seams is shared by every copy of the keeper (the module and the
-	// servers hold copies), so hooks set at wiring reach all of them.
-	seams *seams
 	// health is the circuit breaker's store, the only writer of its
 	// collections (prefixes 8-12, 14, 15).
 	health health.Store
+	// agents is the transfer agents' store, the only writer of its
+	// collections (prefixes 16-18).
+	agents agents.Store
 
 	Schema       collections.Schema
 	Params       collections.Item[types.Params]
@@ -67,40 +70,15 @@ type Keeper struct {
 	// it), written with the epoch group; the exclusion cap reads it.
 	ModelWeights collections.Map[string, uint64]
 
-	// TransferAgents are the accounts allowed to start inferences, each
-	// with its bond (held by the module account: its balance covers the sum
-	// of the bonds) and its standing this epoch.
-	TransferAgents collections.Map[sdk.AccAddress, types.TransferAgent]
-	// TransferAgentCount is the size of TransferAgents, kept so that
-	// registration can enforce max_transfer_agents in O(1).
-	TransferAgentCount collections.Item[uint64]
-	// LeavingAgents holds (release epoch, agent) of exactly the agents with
-	// leaving_epoch != 0, keyed leaving_epoch+1, so the boundary that starts
-	// an epoch visits only the agents it releases.
-	LeavingAgents collections.KeySet[collections.Pair[uint64, sdk.AccAddress]]
 	// LeavingParticipants holds (release epoch, participant) of exactly the
 	// participants with leaving_epoch != 0, keyed leaving_epoch+1, so the
 	// boundary visits only the participants it releases.
-	LeavingParticipants collections.KeySet[collections.Pair[uint64, sdk.AccAddress]]
-}
-
-type seams struct {
-	hooks  types.InferenceHooks
-	health HealthStage
-	// stageGeneration counts SetHealthStage calls: a route table built
-	// with one stage is never served under another.
-	stageGeneration uint64
-	// routes are the query path's route tables by committed height
-	// (RandomExecutorCommitted); node-local memory, never state.
-	routes *routecache.Cache[*routeTable]
-	// queried is the committed height of the last client query of a route
-	// (WarmRouteTables builds ahead only for a node that is asked).
-	queried atomic.Int64
+	LeavingParticipants escrow.Leaving
 }
 
 // NewKeeper builds the keeper. authority is the only address allowed to
 // change params (normally the x/gov module account); bank holds the
-// transfer-agent bonds in the module account.
+// transfer-agent and participant bonds in the module account.
 func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, addressCodec address.Codec, authority string,
 	bank types.BankKeeper,
 ) (Keeper, error) {
@@ -115,9 +93,8 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		cdc:              cdc,
 		addressCodec:     addressCodec,
 		authority:        authority,
-		bank:             bank,
+		escrow:           escrow.New(bank),
 		storeService:     storeService,
-		seams:            &seams{routes: routecache.New[*routeTable](routeTableHeights)},
 		Params:           collections.NewItem(sb, types.ParamsKey, "params", codec.CollValue[types.Params](cdc)),
 		Participants:     collections.NewMap(sb, types.ParticipantsPrefix, "participants", sdk.AccAddressKey, codec.CollValue[types.Participant](cdc)),
 		ParticipantCount: collections.NewItem(sb, types.ParticipantCountKey, "participant_count", collections.Uint64Value),
@@ -129,21 +106,17 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		PruneIndex:       collections.NewKeySet(sb, types.PruneIndexPrefix, "prune_index", heightKeyCodec),
 		PrunedThrough:    collections.NewItem(sb, types.PrunedThroughKey, "pruned_through", collections.Int64Value),
 		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
-		TransferAgents: collections.NewMap(sb, types.TransferAgentsPrefix, "transfer_agents", sdk.AccAddressKey,
-			codec.CollValue[types.TransferAgent](cdc)),
-		TransferAgentCount: collections.NewItem(sb, types.TransferAgentCountKey, "transfer_agent_count", collections.Uint64Value),
-		LeavingAgents: collections.NewKeySet(sb, types.LeavingAgentsPrefix, "leaving_agents",
-			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
 		LeavingParticipants: collections.NewKeySet(sb, types.LeavingParticipantsPrefix, "leaving_participants",
 			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
 	}
-	k.health = health.NewStore(sb, cdc, addressCodec, breakerView{k: k})
+	r := reads{k: k}
+	k.health = health.NewStore(sb, cdc, addressCodec, r)
+	k.agents = agents.NewStore(sb, cdc, addressCodec, r, k.escrow)
 	schema, err := sb.Build()
 	if err != nil {
 		return Keeper{}, fmt.Errorf("build x/inference schema: %w", err)
 	}
 	k.Schema = schema
-	k.seams.health = DefaultHealthStage(k)
 	return k, nil
 }
 
@@ -153,19 +126,17 @@ func (k Keeper) Authority() string { return k.authority }
 // AddressCodec is the account address codec.
 func (k Keeper) AddressCodec() address.Codec { return k.addressCodec }
 
-// SetHooks installs the inference hooks. It may be called once, at wiring;
-// a second call is refused, as it would silently drop the first hooks.
-func (k Keeper) SetHooks(h types.InferenceHooks) error {
-	if k.seams.hooks != nil {
-		return errors.New("x/inference: hooks already set")
-	}
-	k.seams.hooks = h
-	return nil
-}
+// StoreService is the module's store, for code that reads an older layout
+// (migrations) or raw bytes (the query path's route tables).
+func (k Keeper) StoreService() corestore.KVStoreService { return k.storeService }
 
-// SetHealthStage replaces the health stage of the selection filter chain,
-// which is the circuit breaker unless replaced (tests use their own).
-func (k Keeper) SetHealthStage(h HealthStage) {
-	k.seams.health = h
-	k.seams.stageGeneration++
-}
+// Codec is the module's binary codec.
+func (k Keeper) Codec() codec.BinaryCodec { return k.cdc }
+
+// Breaker is the circuit breaker's store, for the reads and the upkeep
+// other x/inference packages do through its own methods (queries, routes,
+// migrations).
+func (k Keeper) Breaker() health.Store { return k.health }
+
+// Agents is the transfer agents' store.
+func (k Keeper) Agents() agents.Store { return k.agents }

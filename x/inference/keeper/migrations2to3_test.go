@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -38,7 +37,7 @@ func TestMigrate2to3GivesTrafficItsOwnRule(t *testing.T) {
 	require.Error(t, v2.Validate(), "version-2 params no longer validate")
 	require.NoError(t, f.k.Params.Set(f.ctx, v2))
 
-	require.NoError(t, keeper.NewMigrator(*f.k).Migrate2to3(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate2to3(f.ctx))
 	got, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
 	require.NoError(t, got.Validate())
@@ -59,7 +58,7 @@ func TestMigrate2to3KeepsASetTrafficRule(t *testing.T) {
 	require.NoError(t, f.k.Params.Set(f.ctx, set))
 
 	for range 2 {
-		require.NoError(t, keeper.NewMigrator(*f.k).Migrate2to3(f.ctx))
+		require.NoError(t, newMigrator(*f.k).Migrate2to3(f.ctx))
 		got, err := f.k.Params.Get(f.ctx)
 		require.NoError(t, err)
 		require.Equal(t, set, got)
@@ -76,7 +75,7 @@ func TestMigrate2to3RefusesParamsItCannotRepair(t *testing.T) {
 	bad.HealthCbTrafficWindowSamples = 65 // a set value out of range stays, and fails
 	require.NoError(t, f.k.Params.Set(f.ctx, bad))
 
-	err := keeper.NewMigrator(*f.k).Migrate2to3(f.ctx)
+	err := newMigrator(*f.k).Migrate2to3(f.ctx)
 	require.ErrorContains(t, err, "health_cb_traffic_window_samples")
 	got, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)

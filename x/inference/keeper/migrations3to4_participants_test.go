@@ -10,7 +10,6 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -30,7 +29,7 @@ func asVersion3(t *testing.T, f *fixture, weights map[byte]uint64) {
 		bz, err := q.Marshal()
 		require.NoError(t, err)
 		v3 := withoutFields(t, bz, 9, 10)
-		require.NoError(t, f.k.SetRawParticipant(f.ctx, addr(i), v3))
+		require.NoError(t, setRawParticipant(f.ctx, *f.k, addr(i), v3))
 		got := f.participant(i)
 		require.True(t, got.Bond.Amount.IsNil(), "a version-3 record decodes without a bond")
 	}
@@ -78,8 +77,8 @@ func TestMigrateParticipantsTo4CapsUnbondedAtTheMinimumBondsWeight(t *testing.T)
 	f := newFixture(t, withParticipants(gp(1, 100, true, "m"), gp(2, 100, true, "m"), gp(3, 100, true, "m")))
 	f.block(1)
 	asVersion3(t, f, map[byte]uint64{1: types.MaxParticipantWeight, 2: 150, 3: 1})
-	m := keeper.NewMigrator(*f.k)
-	require.NoError(t, m.MigrateParticipantsTo4(f.ctx))
+	m := newMigrator(*f.k)
+	require.NoError(t, m.Migrate3to4(f.ctx))
 
 	params, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
@@ -99,7 +98,7 @@ func TestMigrateParticipantsTo4CapsUnbondedAtTheMinimumBondsWeight(t *testing.T)
 	require.NoError(t, out.Validate(ac), "genesis validate accepts unbonded participants up to the minimum bond's weight")
 
 	// Idempotent: a second run changes nothing.
-	require.NoError(t, m.MigrateParticipantsTo4(f.ctx))
+	require.NoError(t, m.Migrate3to4(f.ctx))
 	require.Equal(t, legacyCap, f.participant(1).Weight)
 
 	// Weight above the minimum bond's needs a bond; add_bond brings it
@@ -130,7 +129,7 @@ func TestUnbondedParticipantCannotRaiseItsWeightForFree(t *testing.T) {
 	f := newFixture(t, withParticipants(gp(1, 100, true, "m"), gp(2, 100, true, "m")))
 	f.block(1)
 	asVersion3(t, f, map[byte]uint64{1: 100, 2: 100})
-	require.NoError(t, keeper.NewMigrator(*f.k).MigrateParticipantsTo4(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate3to4(f.ctx))
 	p, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
 	p.ParticipantMinBond = stake(10_000_000)
@@ -177,7 +176,7 @@ func TestMigrateParticipantsTo4KeepsSetBondParams(t *testing.T) {
 	p := testParams()
 	p.ParticipantMinBond, p.ParticipantBondPerWeight = sdk.NewInt64Coin("stake", 50), math.NewInt(5)
 	require.NoError(t, f.k.Params.Set(f.ctx, p))
-	require.NoError(t, keeper.NewMigrator(*f.k).MigrateParticipantsTo4(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate3to4(f.ctx))
 	got, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
 	require.Equal(t, p, got)

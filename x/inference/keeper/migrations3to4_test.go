@@ -12,7 +12,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -30,7 +30,7 @@ func v3Store(t *testing.T) *fixture {
 	p := testParams()
 	p.InferenceRetentionEpochs = 0
 	require.NoError(t, f.k.Params.Set(f.ctx, p))
-	m := keeper.NewMigrator(*f.k)
+	m := newMigrator(*f.k)
 	inf := func(id string, agent, exec byte, status types.InferenceStatus, start, end int64) types.Inference {
 		return types.Inference{
 			InferenceId: id, Model: "m", TransferAgent: bech(agent), Executor: bech(exec), PromptHash: "cHJvbXB0",
@@ -47,7 +47,7 @@ func v3Store(t *testing.T) *fixture {
 	} {
 		require.NoError(t, m.SetV3Inference(f.ctx, i))
 	}
-	require.NoError(t, f.k.RestoreHealth(f.ctx, types.ExecutorHealth{
+	require.NoError(t, f.k.Breaker().Restore(f.ctx, types.ExecutorHealth{
 		Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 280, SinceHeight: 298, CooldownBlocks: 8, Exclusions: 1,
 		ProbeInferenceId: "probe-1",
 	}))
@@ -59,7 +59,7 @@ func v3Store(t *testing.T) *fixture {
 // agent, and the chain then prunes and expires on the new keys.
 func TestMigrate3to4RekeysPrunesAndAttributesProbes(t *testing.T) {
 	f := v3Store(t)
-	require.NoError(t, keeper.NewMigrator(*f.k).Migrate3to4(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate3to4(f.ctx))
 
 	p, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func (f *fixture) setRawInference(key string, bz []byte) {
 // finishing it anyway would do.
 func TestMigrate3to4RefusesAStoreItCannotRekey(t *testing.T) {
 	v3 := func(f *fixture, inf types.Inference) {
-		require.NoError(t, keeper.NewMigrator(*f.k).SetV3Inference(f.ctx, inf))
+		require.NoError(t, newMigrator(*f.k).SetV3Inference(f.ctx, inf))
 	}
 	closed := func(id, agent string) types.Inference {
 		return types.Inference{
@@ -170,18 +170,18 @@ func TestMigrate3to4RefusesAStoreItCannotRekey(t *testing.T) {
 		// A closed inference queued for expiry would expire twice: its
 		// executor charged a second miss.
 		{"expiry entry of a closed inference", func(f *fixture) {
-			require.NoError(t, keeper.NewMigrator(*f.k).SetV3Expiry(f.ctx, 271, "exp-recent"))
+			require.NoError(t, newMigrator(*f.k).SetV3Expiry(f.ctx, 271, "exp-recent"))
 		}, "does not match its inference"},
 		{"expiry entry at the wrong height", func(f *fixture) {
-			require.NoError(t, keeper.NewMigrator(*f.k).SetV3Expiry(f.ctx, 400, "open"))
+			require.NoError(t, newMigrator(*f.k).SetV3Expiry(f.ctx, 400, "open"))
 		}, "does not match its inference"},
 		{"expiry entry of no inference", func(f *fixture) {
-			require.NoError(t, keeper.NewMigrator(*f.k).SetV3Expiry(f.ctx, 305, "ghost"))
+			require.NoError(t, newMigrator(*f.k).SetV3Expiry(f.ctx, 305, "ghost"))
 		}, `expiry entry (305, "ghost")`},
 		// A probe with no agent would hold the executor's probe slot for
 		// the rest of the epoch.
 		{"probe names no inference", func(f *fixture) {
-			require.NoError(t, f.k.RestoreHealth(f.ctx, types.ExecutorHealth{
+			require.NoError(t, f.k.Breaker().Restore(f.ctx, types.ExecutorHealth{
 				Address: bech(2), State: types.HEALTH_STATE_PROBE, ExcludedAt: 280, SinceHeight: 298, CooldownBlocks: 8, Exclusions: 1,
 				ProbeInferenceId: "ghost",
 			}))
@@ -191,7 +191,7 @@ func TestMigrate3to4RefusesAStoreItCannotRekey(t *testing.T) {
 			q.Address = "nobody"
 			bz, err := q.Marshal()
 			require.NoError(t, err)
-			require.NoError(t, f.k.SetRawParticipant(f.ctx, addr(9), bz))
+			require.NoError(t, setRawParticipant(f.ctx, *f.k, addr(9), bz))
 		}, `participant address "nobody"`},
 		{"params invalid once filled", func(f *fixture) {
 			p, err := f.k.Params.Get(f.ctx)
@@ -205,7 +205,7 @@ func TestMigrate3to4RefusesAStoreItCannotRekey(t *testing.T) {
 			f := v3Store(t)
 			tc.corrupt(f)
 			before := f.dump()
-			err := keeper.NewMigrator(*f.k).Migrate3to4InBatches(f.ctx, 2)
+			err := newMigrator(*f.k).Migrate3to4InBatches(f.ctx, 2)
 			require.ErrorContains(t, err, tc.mention)
 			require.Equal(t, before, f.dump(), "the refused store is byte for byte as version 3 left it")
 		})
@@ -215,7 +215,7 @@ func TestMigrate3to4RefusesAStoreItCannotRekey(t *testing.T) {
 // v3History writes n version-3 inferences at migrationHeight (ids
 // inf-00000...), mixing STARTED ones, closed ones due at the upgrade and
 // closed ones retained, over both agents; it returns how many of each.
-func v3History(tb testing.TB, m keeper.Migrator, ctx sdk.Context, n int) (started, due, kept int) {
+func v3History(tb testing.TB, m migrator, ctx sdk.Context, n int) (started, due, kept int) {
 	tb.Helper()
 	agents := [2]string{bech(agentByte), bech(secondAgentByte)}
 	for i := range n {
@@ -247,7 +247,7 @@ func TestMigrate3to4AcrossBatchBoundaries(t *testing.T) {
 	var started, kept int
 	migrated := func(batch int) *fixture {
 		f := v3Store(t)
-		m := keeper.NewMigrator(*f.k)
+		m := newMigrator(*f.k)
 		started, _, kept = v3History(t, m, f.ctx, n)
 		if batch == 0 {
 			require.NoError(t, m.Migrate3to4(f.ctx))
@@ -268,7 +268,7 @@ func TestMigrate3to4AcrossBatchBoundaries(t *testing.T) {
 	for _, batch := range []int{1, 2, 3, 5, n + 6, n + 7} {
 		require.Equal(t, want.dump(), migrated(batch).dump(), "batch %d", batch)
 	}
-	require.ErrorContains(t, keeper.NewMigrator(*want.k).Migrate3to4InBatches(want.ctx, 0), "must be at least 1")
+	require.ErrorContains(t, newMigrator(*want.k).Migrate3to4InBatches(want.ctx, 0), "must be at least 1")
 }
 
 // BenchmarkMigrate3to4 times the upgrade block's migration of a
@@ -280,10 +280,10 @@ func BenchmarkMigrate3to4(b *testing.B) {
 	const n = 100_000
 	for b.Loop() {
 		b.StopTimer()
-		k, tc, bank := keepertest.KeeperWithBank(b)
+		k, tc, bank := testutil.KeeperWithBank(b)
 		gs := types.DefaultGenesis()
 		gs.Params = testParams()
-		agents, err := keepertest.BondedAgents(gs.Params, addr(agentByte), addr(secondAgentByte))
+		agents, err := testutil.BondedAgents(gs.Params, addr(agentByte), addr(secondAgentByte))
 		require.NoError(b, err)
 		gs.TransferAgents = agents
 		bank.HoldBonds(agents)
@@ -293,7 +293,7 @@ func BenchmarkMigrate3to4(b *testing.B) {
 		p := testParams()
 		p.InferenceRetentionEpochs = 0
 		require.NoError(b, k.Params.Set(ctx, p))
-		m := keeper.NewMigrator(k)
+		m := newMigrator(k)
 		v3History(b, m, ctx, n)
 		tc.CMS.Commit()
 		upgrade := ctx.WithMultiStore(tc.CMS.CacheMultiStore())

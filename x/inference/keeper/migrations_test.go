@@ -23,13 +23,13 @@ func TestMigrate1to2FillsTheNewParams(t *testing.T) {
 	require.Error(t, old.Validate(), "version-1 params no longer validate")
 	require.NoError(t, f.k.Params.Set(f.ctx, old))
 
-	require.NoError(t, keeper.NewMigrator(*f.k).Migrate1to2(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate1to2(f.ctx))
 	got, err := f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
 	want := withDefaultTrafficRule(testParams())
 	require.Equal(t, want, got)
 	// Migrate2to3, which the module manager runs next, then changes nothing.
-	require.NoError(t, keeper.NewMigrator(*f.k).Migrate2to3(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate2to3(f.ctx))
 	got, err = f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
@@ -40,7 +40,7 @@ func TestMigrate1to2FillsTheNewParams(t *testing.T) {
 	custom.TransferAgentMinBond = sdk.NewCoin("uinfer", sdkmath.NewInt(5))
 	custom.HealthCbTrafficMinAgents = 3
 	require.NoError(t, f.k.Params.Set(f.ctx, custom))
-	require.NoError(t, keeper.NewMigrator(*f.k).Migrate1to2(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate1to2(f.ctx))
 	got, err = f.k.Params.Get(f.ctx)
 	require.NoError(t, err)
 	require.Equal(t, custom, got)
@@ -57,12 +57,12 @@ func TestMigrate1to2AttributesQueuedOutcomes(t *testing.T) {
 	inf.Status, inf.EndHeight = types.INFERENCE_STATUS_EXPIRED, 11
 	// Stored as version 1 (and 3) keyed it, by id alone.
 	require.NoError(t, f.k.Inferences.Remove(f.ctx, keeper.NewInferenceKey(addr(agentByte), "v1")))
-	require.NoError(t, keeper.NewMigrator(*f.k).SetV3Inference(f.ctx, inf))
+	require.NoError(t, newMigrator(*f.k).SetV3Inference(f.ctx, inf))
 	v1 := inf
 	v1.TransferAgent, v1.EndHeight = "", 0 // as version 1 queued it
-	require.NoError(t, f.k.QueueTrafficSample(f.ctx, v1, true))
+	require.NoError(t, f.k.Breaker().QueueOutcome(f.ctx, v1, true))
 
-	require.NoError(t, keeper.NewMigrator(*f.k).Migrate1to2(f.ctx))
+	require.NoError(t, newMigrator(*f.k).Migrate1to2(f.ctx))
 	pending := f.census().Pending
 	require.Len(t, pending, 1)
 	require.Equal(t, bech(agentByte), pending[0].Sample.Agent)

@@ -11,7 +11,7 @@ func (s msgServer) RegisterTransferAgent(ctx context.Context, msg *types.MsgRegi
 	if err != nil {
 		return nil, err
 	}
-	if err := s.k.RegisterTransferAgent(ctx, addr, msg.Bond); err != nil {
+	if err := s.k.agents.Register(ctx, addr, msg.Bond); err != nil {
 		return nil, err
 	}
 	return &types.MsgRegisterTransferAgentResponse{}, nil
@@ -22,7 +22,7 @@ func (s msgServer) LeaveTransferAgent(ctx context.Context, msg *types.MsgLeaveTr
 	if err != nil {
 		return nil, err
 	}
-	release, err := s.k.LeaveTransferAgent(ctx, addr)
+	release, err := s.k.agents.Leave(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

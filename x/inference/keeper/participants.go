@@ -74,7 +74,7 @@ func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fi
 	if err != nil {
 		return err
 	}
-	if err := k.lockBond(ctx, addr, bond, "participant"); err != nil {
+	if err := k.escrow.Lock(ctx, addr, bond, "participant"); err != nil {
 		return err
 	}
 	if err := k.ParticipantCount.Set(ctx, count+1); err != nil {
@@ -94,7 +94,7 @@ func (k Keeper) RegisterParticipant(ctx context.Context, addr sdk.AccAddress, fi
 		RegisteredHeight: sdk.UnwrapSDKContext(ctx).BlockHeight(),
 		Bond:             bond,
 	}
-	if err := k.setParticipant(ctx, p); err != nil {
+	if err := k.SetParticipant(ctx, p); err != nil {
 		return err
 	}
 	return emitRegistered(ctx, p, false)
@@ -136,7 +136,7 @@ func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fiel
 		return errorsmod.Wrapf(types.ErrInvalidParticipantBond, "%s; add the difference with add_bond", err)
 	}
 	if adding {
-		if err := k.lockBond(ctx, addr, addBond, "participant"); err != nil {
+		if err := k.escrow.Lock(ctx, addr, addBond, "participant"); err != nil {
 			return err
 		}
 	}
@@ -145,7 +145,7 @@ func (k Keeper) UpdateParticipant(ctx context.Context, addr sdk.AccAddress, fiel
 	p.Weight = fields.Weight
 	p.PocAvailable = fields.PocAvailable
 	p.Bond = bond
-	if err := k.setParticipant(ctx, p); err != nil {
+	if err := k.SetParticipant(ctx, p); err != nil {
 		return err
 	}
 	return emitRegistered(ctx, p, true)
@@ -197,12 +197,14 @@ func addedBond(bond, add sdk.Coin, params types.Params) (sdk.Coin, bool, error) 
 }
 
 func emitRegistered(ctx context.Context, p types.Participant, updated bool) error {
-	return sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventParticipantRegistered{
+	return types.EmitEvent(ctx, &types.EventParticipantRegistered{
 		Address: p.Address, InferenceUrl: p.InferenceUrl, Models: p.Models, Weight: p.Weight, Updated: updated, Bond: p.Bond,
 	})
 }
 
-func (k Keeper) setParticipant(ctx context.Context, p types.Participant) error {
+// SetParticipant stores p under its address. Its callers keep the rules
+// (bonded weight, the count, the leaving index); it only writes.
+func (k Keeper) SetParticipant(ctx context.Context, p types.Participant) error {
 	addr, err := k.addressCodec.StringToBytes(p.Address)
 	if err != nil {
 		return fmt.Errorf("participant address %q: %w", p.Address, err)

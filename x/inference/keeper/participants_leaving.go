@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/escrow"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -30,16 +31,20 @@ func (k Keeper) DeregisterParticipant(ctx context.Context, addr sdk.AccAddress) 
 		return 0, errorsmod.Wrapf(types.ErrParticipantLeaving, "%s asked to leave in epoch %d; it is released when epoch %d starts",
 			p.Address, p.LeavingEpoch, p.LeavingEpoch+1)
 	}
-	current, release, err := k.scheduleLeave(ctx, k.LeavingParticipants, addr)
+	epoch, err := k.currentEpoch(ctx)
+	if err != nil {
+		return 0, errorsmod.Wrap(err, "leave after the first block")
+	}
+	release, err := escrow.Schedule(ctx, k.LeavingParticipants, epoch.Index, addr)
 	if err != nil {
 		return 0, err
 	}
-	p.LeavingEpoch = current
-	if err := k.setParticipant(ctx, p); err != nil {
+	p.LeavingEpoch = epoch.Index
+	if err := k.SetParticipant(ctx, p); err != nil {
 		return 0, err
 	}
 	sdk.UnwrapSDKContext(ctx).Logger().Debug("participant leaving", "module", types.ModuleName, "address", p.Address, "release_epoch", release)
-	return release, emitAgentEvent(ctx, &types.EventParticipantLeaving{Address: p.Address, ReleaseEpoch: release})
+	return release, types.EmitEvent(ctx, &types.EventParticipantLeaving{Address: p.Address, ReleaseEpoch: release})
 }
 
 // releaseLeavingParticipants is the part of the boundary that starts epoch
@@ -47,18 +52,18 @@ func (k Keeper) DeregisterParticipant(ctx context.Context, addr sdk.AccAddress) 
 // index in LeavingParticipants are deleted and get their bonds back. Their
 // in-flight inferences still close (countOutcome counts no stats for them).
 func (k Keeper) releaseLeavingParticipants(ctx context.Context, index uint64) error {
-	_, err := k.releaseDue(ctx, k.LeavingParticipants, k.ParticipantCount, index, "participant", func(addr sdk.AccAddress) error {
+	_, err := escrow.ReleaseDue(ctx, k.LeavingParticipants, k.ParticipantCount, index, "participant", func(addr sdk.AccAddress) error {
 		p, err := k.Participants.Get(ctx, addr)
 		if err != nil {
 			return fmt.Errorf("load participant: %w", err)
 		}
-		if err := k.returnBond(ctx, addr, p.Bond); err != nil {
+		if err := k.escrow.Return(ctx, addr, p.Bond); err != nil {
 			return err
 		}
 		if err := k.Participants.Remove(ctx, addr); err != nil {
 			return fmt.Errorf("remove participant: %w", err)
 		}
-		return emitAgentEvent(ctx, &types.EventParticipantLeft{Address: p.Address, Bond: p.Bond, EpochIndex: index})
+		return types.EmitEvent(ctx, &types.EventParticipantLeft{Address: p.Address, Bond: p.Bond, EpochIndex: index})
 	})
 	return err
 }
@@ -99,7 +104,7 @@ func (k Keeper) checkParticipantBondParams(ctx context.Context, old, params type
 		return fmt.Errorf("walk participants: %w", err)
 	}
 	for _, p := range lowered {
-		if err := k.setParticipant(ctx, p); err != nil {
+		if err := k.SetParticipant(ctx, p); err != nil {
 			return err
 		}
 	}

@@ -20,14 +20,9 @@ import (
 // and never makes a backlog due at once: the entries due in a block are
 // those closed in one earlier block, bounded by that block's gas.
 
-// pruneHeight is when an inference closed at endHeight is deleted.
-func pruneHeight(endHeight int64, params types.Params) int64 {
-	return endHeight + params.RetentionBlocks()
-}
-
-// indexForPruning schedules a closed inference's deletion.
-func (k Keeper) indexForPruning(ctx context.Context, key InferenceKey, inf types.Inference, params types.Params) error {
-	if err := k.PruneIndex.Set(ctx, NewHeightKey(pruneHeight(inf.EndHeight, params), key)); err != nil {
+// IndexForPruning schedules a closed inference's deletion.
+func (k Keeper) IndexForPruning(ctx context.Context, key InferenceKey, inf types.Inference, params types.Params) error {
+	if err := k.PruneIndex.Set(ctx, NewHeightKey(params.PruneHeight(inf.EndHeight), key)); err != nil {
 		return fmt.Errorf("index inference %q for pruning: %w", inf.InferenceId, err)
 	}
 	return nil

@@ -6,24 +6,12 @@ import (
 
 	"cosmossdk.io/collections"
 
-	sdk "github.com/cosmos/cosmos-sdk/types"
-	"github.com/cosmos/cosmos-sdk/types/query"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/inferenced/inferenced/x/inference/agents"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
-
-// agentView is ta as the queries show it: its standing as of epoch index
-// (zero if stale) and what that standing allows.
-func agentView(ta types.TransferAgent, params types.Params, index uint64) types.TransferAgentView {
-	ta.Standing = standingIn(ta.Standing, index)
-	return types.TransferAgentView{
-		Agent:         ta,
-		MissAllowance: params.MissAllowance(ta.Standing.Finished),
-		MayStart:      mayStart(ta, ta.Standing),
-	}
-}
 
 // agentViewContext is what every agent view of one query shares.
 func (k Keeper) agentViewContext(ctx context.Context) (types.Params, uint64, error) {
@@ -43,7 +31,7 @@ func (q queryServer) TransferAgent(ctx context.Context, req *types.QueryTransfer
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "address %q: %v", req.Address, err)
 	}
-	ta, err := q.k.TransferAgents.Get(ctx, addr)
+	ta, err := q.k.agents.Get(ctx, addr)
 	if errors.Is(err, collections.ErrNotFound) {
 		return nil, status.Errorf(codes.NotFound, "%s is not a registered transfer agent", req.Address)
 	}
@@ -54,7 +42,7 @@ func (q queryServer) TransferAgent(ctx context.Context, req *types.QueryTransfer
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &types.QueryTransferAgentResponse{Agent: agentView(ta, params, index)}, nil
+	return &types.QueryTransferAgentResponse{Agent: agents.View(ta, params, index)}, nil
 }
 
 func (q queryServer) TransferAgents(ctx context.Context, req *types.QueryTransferAgentsRequest) (*types.QueryTransferAgentsResponse, error) {
@@ -65,12 +53,9 @@ func (q queryServer) TransferAgents(ctx context.Context, req *types.QueryTransfe
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	agents, page, err := query.CollectionPaginate(ctx, q.k.TransferAgents, req.Pagination,
-		func(_ sdk.AccAddress, ta types.TransferAgent) (types.TransferAgentView, error) {
-			return agentView(ta, params, index), nil
-		})
+	views, page, err := q.k.agents.Page(ctx, req.Pagination, params, index)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	return &types.QueryTransferAgentsResponse{Agents: agents, Pagination: page}, nil
+	return &types.QueryTransferAgentsResponse{Agents: views, Pagination: page}, nil
 }

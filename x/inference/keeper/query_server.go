@@ -12,17 +12,30 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/inferenced/inferenced/x/inference/selection"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 type queryServer struct {
-	k Keeper
+	k      Keeper
+	router Router
 }
 
 var _ types.QueryServer = queryServer{}
 
-// NewQueryServerImpl returns the Query service over the keeper.
-func NewQueryServerImpl(k Keeper) types.QueryServer { return queryServer{k: k} }
+// Router answers GetRandomExecutor for a query over the committed state of
+// the block at committed, for a start in the block after it: the answer of
+// RandomExecutor for that state and seed (x/inference/routes keeps route
+// tables per committed height for it).
+type Router interface {
+	RandomExecutor(ctx context.Context, model string, seed uint64, committed int64) (selection.Draw, error)
+}
+
+// NewQueryServerImpl returns the Query service over the keeper, drawing
+// executors through router.
+func NewQueryServerImpl(k Keeper, router Router) types.QueryServer {
+	return queryServer{k: k, router: router}
+}
 
 // grpcError maps store and domain errors to gRPC status codes.
 func grpcError(err error) error {
@@ -85,8 +98,8 @@ func (q queryServer) CurrentEpoch(ctx context.Context, _ *types.QueryCurrentEpoc
 	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
 	return &types.QueryCurrentEpochResponse{
 		Epoch:           epoch,
-		InPocPhase:      inPocPhase(epoch, params, height),
-		NextEpochHeight: nextEpochHeight(epoch, params),
+		InPocPhase:      params.InPocPhase(epoch, height),
+		NextEpochHeight: params.NextEpochHeight(epoch),
 	}, nil
 }
 
@@ -127,11 +140,11 @@ func (q queryServer) GetRandomExecutor(ctx context.Context, req *types.QueryGetR
 	// in the next one, so the stages are evaluated as of that block. The
 	// query context reads exactly the committed state of its height, which
 	// is what lets the route table be kept per height.
-	d, err := q.k.RandomExecutorCommitted(ctx, req.Model, req.Seed, sdk.UnwrapSDKContext(ctx).BlockHeight())
+	d, err := q.router.RandomExecutor(ctx, req.Model, req.Seed, sdk.UnwrapSDKContext(ctx).BlockHeight())
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	// The member is the route table's, shared by every query at this
+	// The member may be a route table's, shared by every query at this
 	// height: the response gets its own copy of the models.
 	executor := d.Picked.Member
 	executor.Models = slices.Clone(executor.Models)

@@ -5,15 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	errorsmod "cosmossdk.io/errors"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	sdk "github.com/cosmos/cosmos-sdk/types"
-
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -124,85 +120,13 @@ func TestRandomExecutorErrors(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err))
 }
 
-func TestHealthStageRemovedCandidatesAreNeverDrawn(t *testing.T) {
-	h := &fakeHealth{}
-	f := weighted(t, withHealth(h))
-	h.filter = func(pool []types.Candidate) []types.Candidate {
-		var out []types.Candidate
-		for _, c := range pool {
-			if c.Member.Address != bech(3) && c.Member.Address != bech(4) {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
-	const n = 3000
-	got := counts(t, f, "m", n)
-	require.Zero(t, got[bech(3)])
-	require.Zero(t, got[bech(4)])
-	requireNear(t, got[bech(1)], n, 1.0/3, "member 1 among 1 and 2")
-	resp, err := f.draw("m", 0)
-	require.NoError(t, err)
-	require.Equal(t, uint32(2), resp.Candidates)
-	require.Equal(t, uint64(3), resp.TotalWeight)
-	require.Equal(t, n+1, h.calls, "the health stage runs on every selection")
-}
-
-func TestHealthStageRemovingAllFallsBackToPoolBeforeHealthStage(t *testing.T) {
-	h := &fakeHealth{filter: func([]types.Candidate) []types.Candidate { return nil }}
-	// 5 does not serve m and 6 goes INACTIVE: the fallback must not bring them back.
-	f := weighted(t, withHealth(h), withParticipants(gp(5, 100, true, "x"), gp(6, 100, true, "m")))
-	f.setStatus(6, types.PARTICIPANT_STATUS_INACTIVE)
-
-	sel, err := f.k.Candidates(f.ctx, "m", f.height)
-	require.NoError(t, err)
-	require.Len(t, sel.Pool, 4)
-	require.True(t, sel.Fallback)
-	got := counts(t, f, "m", 2000)
-	require.Len(t, got, 4)
-	require.Zero(t, got[bech(5)])
-	require.Zero(t, got[bech(6)])
-	resp, err := f.draw("m", 9)
-	require.NoError(t, err)
-	require.Equal(t, uint32(4), resp.Candidates)
-	require.Equal(t, uint64(10), resp.TotalWeight)
-}
-
-func TestHealthStageLoweredWeightChangesDistribution(t *testing.T) {
-	h := &fakeHealth{}
-	f := weighted(t, withHealth(h))
-	const n = 4000
-	before := counts(t, f, "m", n)
-	requireNear(t, before[bech(4)], n, 0.4, "member 4 at full weight")
-
-	h.filter = func(pool []types.Candidate) []types.Candidate {
-		for i := range pool {
-			if pool[i].Member.Address == bech(4) {
-				pool[i].Weight = 0 // a probe offered at no weight, say
-			}
-			if pool[i].Member.Address == bech(1) {
-				pool[i].Weight = 4
-			}
-		}
-		return pool
-	}
-	after := counts(t, f, "m", n)
-	require.Zero(t, after[bech(4)])
-	requireNear(t, after[bech(1)], n, 4.0/9, "member 1 raised to weight 4")
-	resp, err := f.draw("m", 1)
-	require.NoError(t, err)
-	require.Equal(t, uint64(9), resp.TotalWeight)
-	require.NotEqual(t, bech(4), resp.Executor.Address)
-}
-
+// The breaker's refusal of a start (an executor excluded before the
+// previous block) is enforced by StartInference: nothing is stored.
 func TestHealthStageCheckStartRefusalIsEnforcedByStartInference(t *testing.T) {
-	h := &fakeHealth{check: func(a sdk.AccAddress) error {
-		if a.Equals(addr(2)) {
-			return errorsmod.Wrap(types.ErrExecutorNotRoutable, "excluded by the circuit breaker")
-		}
-		return nil
-	}}
-	f := weighted(t, withHealth(h))
+	f := weighted(t)
+	require.NoError(t, f.k.Breaker().Restore(f.ctx, types.ExecutorHealth{
+		Address: bech(2), State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: f.height - 2, CooldownBlocks: 50, Exclusions: 1,
+	}))
 	_, err := f.start("inf-2", 2, "m")
 	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
 	require.ErrorContains(t, err, "excluded by the circuit breaker")
@@ -230,23 +154,6 @@ func TestCandidatesShareAdmissionWithCheckRoutable(t *testing.T) {
 			require.Equal(t, in[bech(i)], err == nil, "height %d member %d: %v", h, i, err)
 		}
 	}
-}
-
-// A health stage that offers every candidate at weight 0 has, in effect,
-// filtered them all out: the fallback must return the pre-health pool
-// instead of failing the query.
-func TestHealthStageZeroingEveryWeightFallsBack(t *testing.T) {
-	h := &fakeHealth{filter: func(pool []types.Candidate) []types.Candidate {
-		for i := range pool {
-			pool[i].Weight = 0
-		}
-		return pool
-	}}
-	f := weighted(t, withHealth(h))
-	resp, err := f.draw("m", 3)
-	require.NoError(t, err)
-	require.Equal(t, uint32(4), resp.Candidates)
-	require.Equal(t, uint64(10), resp.TotalWeight, "the fallback pool keeps the epoch weights")
 }
 
 // A weight-0 member can never be drawn, so enforcement must not let a
@@ -283,29 +190,4 @@ func TestRandomExecutorEvaluatesStagesAtTheNextBlock(t *testing.T) {
 		seen[resp.Executor.Address] = true
 	}
 	require.True(t, seen[bech(2)], "executor 2 serves from the next block on")
-}
-
-// Hooks and the health stage installed on the app's keeper after the
-// servers were built must reach the servers' copies too.
-func TestSeamsInstalledAfterServersReachEveryCopy(t *testing.T) {
-	k, tc, bank := keepertest.KeeperWithBank(t)
-	ctx := tc.Ctx.WithBlockHeight(0)
-	gs := types.DefaultGenesis()
-	gs.Params = testParams()
-	gs.Participants = []types.Participant{gp(1, 10, true, "m")}
-	agents, err := keepertest.BondedAgents(gs.Params, addr(agentByte))
-	require.NoError(t, err)
-	gs.TransferAgents = agents
-	bank.HoldBonds(agents)
-	bank.HoldParticipantBonds(gs.Participants)
-	require.NoError(t, k.InitGenesis(ctx, *gs))
-	msgs := keeper.NewMsgServerImpl(k)
-
-	refused := &fakeHealth{check: func(sdk.AccAddress) error { return types.ErrExecutorNotRoutable }}
-	k.SetHealthStage(refused)
-	require.NoError(t, k.BeginBlock(ctx.WithBlockHeight(1)))
-	_, err = msgs.StartInference(ctx.WithBlockHeight(1), &types.MsgStartInference{
-		Creator: bech(agentByte), Executor: bech(1), InferenceId: "x", Model: "m",
-	})
-	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
 }

@@ -2,8 +2,8 @@ package keeper_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"cosmossdk.io/math"
@@ -12,15 +12,19 @@ import (
 	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 
+	abci "github.com/cometbft/cometbft/abci/types"
 	addresscodec "github.com/cosmos/cosmos-sdk/codec/address"
 	"github.com/cosmos/cosmos-sdk/testutil"
+
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
-	"github.com/inferenced/inferenced/x/inference/keeper/keepertest"
+	"github.com/inferenced/inferenced/x/inference/routes"
+	inftest "github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/testutil/replaylog"
 	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 var ac = addresscodec.NewBech32Codec("infer")
@@ -92,17 +96,23 @@ type fixture struct {
 	k      *keeper.Keeper
 	msg    types.MsgServer
 	query  types.QueryServer
-	hooks  *recordingHooks
 	cms    store.CommitMultiStore
-	bank   *keepertest.Bank
+	bank   *inftest.Bank
 	height int64
-	// attested are applied by the next begin.
-	attested []keeper.AttestedSample
+	// attested are applied by the next begin, as the block's health
+	// bundle would carry them.
+	attested []attestation
+	// applied is how many attested oks and misses the last step applied.
+	applied [2]int
 	seq      int
 	// startedBy is the agent of each id the fixture's helpers started
 	// (ids are unique per agent; the helpers' ids are unique outright), so
 	// finish and inference name the inference the test started.
 	startedBy map[string]byte
+	// past holds the events of the blocks before the current one.
+	past []abci.Event
+	// epochs are the epochs started, as each boundary stored them.
+	epochs []types.Epoch
 	// log records each block's store and events and each message's gas
 	// when INFERENCE_REPLAY_LOG is set (replaylog).
 	log *replaylog.Log
@@ -111,7 +121,6 @@ type fixture struct {
 
 type config struct {
 	genesis *types.GenesisState
-	health  keeper.HealthStage
 }
 
 type option func(*config)
@@ -125,41 +134,33 @@ func withGenesis(gs types.GenesisState) option { return func(c *config) { *c.gen
 
 func withParams(p types.Params) option { return func(c *config) { c.genesis.Params = p } }
 
-func withHealth(h keeper.HealthStage) option { return func(c *config) { c.health = h } }
-
 // newKeeper builds a bare keeper on an in-memory store, with no genesis.
 func newKeeper(t testing.TB) (keeper.Keeper, testutil.TestContext) {
 	t.Helper()
-	return keepertest.Keeper(t)
+	return inftest.Keeper(t)
 }
 
-// newFixture builds a keeper on an in-memory store, installs a recording
-// hook (and a health stage if asked), loads the genesis at height 0 and
-// builds the servers last, as they hold a copy of the keeper.
+// newFixture builds a keeper on an in-memory store, loads the genesis at
+// height 0 and builds the servers.
 func newFixture(t *testing.T, opts ...option) *fixture {
 	t.Helper()
 	cfg := config{genesis: types.DefaultGenesis()}
 	cfg.genesis.Params = testParams()
-	agents, err := keepertest.BondedAgents(cfg.genesis.Params, addr(agentByte), addr(secondAgentByte))
+	agents, err := inftest.BondedAgents(cfg.genesis.Params, addr(agentByte), addr(secondAgentByte))
 	require.NoError(t, err)
 	cfg.genesis.TransferAgents = agents
 	for _, o := range opts {
 		o(&cfg)
 	}
-	k, tc, bank := keepertest.KeeperWithBank(t)
+	k, tc, bank := inftest.KeeperWithBank(t)
 	bank.HoldBonds(cfg.genesis.TransferAgents)
 	bank.HoldParticipantBonds(cfg.genesis.Participants)
-	hooks := &recordingHooks{}
-	require.NoError(t, k.SetHooks(hooks))
-	if cfg.health != nil {
-		k.SetHealthStage(cfg.health)
-	}
 	ctx := tc.Ctx.WithBlockHeight(0)
 	require.NoError(t, k.InitGenesis(ctx, *cfg.genesis))
 	log := replaylog.Open(t)
 	f := &fixture{
-		t: t, ctx: ctx, k: &k, hooks: hooks, cms: tc.CMS, bank: bank,
-		msg: replaylog.MsgServer(log, keeper.NewMsgServerImpl(k)), query: keeper.NewQueryServerImpl(k),
+		t: t, ctx: ctx, k: &k, cms: tc.CMS, bank: bank,
+		msg: replaylog.MsgServer(log, keeper.NewMsgServerImpl(k)), query: keeper.NewQueryServerImpl(k, routes.New(k)),
 		log: log, key: replaylog.StoreKey(t, tc.CMS, types.StoreKey),
 	}
 	t.Cleanup(func() { f.log.Block(f.ctx, f.height, f.key) })
@@ -172,11 +173,68 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 func (f *fixture) begin(h int64) {
 	f.t.Helper()
 	f.log.Block(f.ctx, f.height, f.key)
+	f.past = append(f.past, f.ctx.EventManager().ABCIEvents()...)
 	f.height = h
 	f.ctx = f.ctx.WithBlockHeight(h).WithEventManager(sdk.NewEventManager())
-	require.NoError(f.t, f.k.ApplyHealth(f.ctx, f.attested))
-	f.attested = nil
+	f.applyHealth()
 	require.NoError(f.t, f.k.BeginBlock(f.ctx))
+	if epoch, err := f.k.Epoch.Get(f.ctx); err == nil && epoch.StartHeight == h {
+		f.epochs = append(f.epochs, epoch)
+	}
+}
+
+// finished and expired are the ids of the inferences finished and expired
+// so far, in order (their events).
+func (f *fixture) finished() []string {
+	return eventIDs(f, func(ev *types.EventInferenceFinished) string { return ev.InferenceId })
+}
+
+func (f *fixture) expired() []string {
+	return eventIDs(f, func(ev *types.EventInferenceExpired) string { return ev.InferenceId })
+}
+
+func eventIDs[T proto.Message](f *fixture, id func(T) string) []string {
+	f.t.Helper()
+	var out []string
+	for _, ev := range parseEvents[T](f.t, append(slices.Clone(f.past), f.ctx.EventManager().ABCIEvents()...)) {
+		out = append(out, id(ev))
+	}
+	return out
+}
+
+// attestation is one attested verdict queued by attest.
+type attestation struct {
+	executor sdk.AccAddress
+	miss     bool
+}
+
+// applyHealth runs the breaker's step as the pre-blocker does, with the
+// verdicts attest queued packed by group index, as a health bundle about
+// the current epoch carries them (none when nothing was attested).
+func (f *fixture) applyHealth() {
+	f.t.Helper()
+	var epoch types.Epoch
+	var packed []byte
+	if len(f.attested) > 0 {
+		var err error
+		epoch, err = f.k.Epoch.Get(f.ctx)
+		require.NoError(f.t, err, "attested samples need an epoch")
+		vs := make([]verdict.Verdict, epoch.Members)
+		for _, a := range f.attested {
+			i, err := f.k.EpochMemberIndex.Get(f.ctx, a.executor)
+			require.NoError(f.t, err, "attested executor %s is not in the group", a.executor)
+			vs[i] = verdict.OK
+			if a.miss {
+				vs[i] = verdict.Miss
+			}
+		}
+		packed, err = verdict.Pack(vs)
+		require.NoError(f.t, err)
+	}
+	f.attested = nil
+	oks, misses, err := f.k.ApplyHealth(f.ctx, epoch.Index, int(epoch.Members), packed)
+	require.NoError(f.t, err)
+	f.applied = [2]int{oks, misses}
 }
 
 func (f *fixture) end() {
@@ -293,10 +351,11 @@ func (f *fixture) group() types.EpochGroup {
 }
 
 // draw queries GetRandomExecutor on the state so far in the current block
-// (a node's query reads the last committed block instead).
+// (a node's query reads the last committed block instead), through route
+// tables built afresh for it.
 func (f *fixture) draw(model string, seed uint64) (*types.QueryGetRandomExecutorResponse, error) {
-	f.k.ForgetRouteTables()
-	resp, err := f.query.GetRandomExecutor(f.ctx, &types.QueryGetRandomExecutorRequest{Model: model, Seed: seed})
+	q := keeper.NewQueryServerImpl(*f.k, routes.New(*f.k))
+	resp, err := q.GetRandomExecutor(f.ctx, &types.QueryGetRandomExecutorRequest{Model: model, Seed: seed})
 	if err != nil {
 		f.log.Note("draw %s %d: %v", model, seed, err)
 	} else {
@@ -317,10 +376,16 @@ func memberAddrs(g types.EpochGroup) []string {
 // typedEvents returns the typed events of type T emitted on ctx so far.
 func typedEvents[T proto.Message](t testing.TB, ctx sdk.Context) []T {
 	t.Helper()
+	return parseEvents[T](t, ctx.EventManager().ABCIEvents())
+}
+
+// parseEvents returns the typed events of type T among evs.
+func parseEvents[T proto.Message](t testing.TB, evs []abci.Event) []T {
+	t.Helper()
 	var zero T
 	name := proto.MessageName(zero)
 	var out []T
-	for _, ev := range ctx.EventManager().ABCIEvents() {
+	for _, ev := range evs {
 		if ev.Type != name {
 			continue
 		}
@@ -332,55 +397,6 @@ func typedEvents[T proto.Message](t testing.TB, ctx sdk.Context) []T {
 }
 
 func dec(s string) math.LegacyDec { return math.LegacyMustNewDecFromStr(s) }
-
-// recordingHooks records every hook call; err, if set, is returned by all.
-type recordingHooks struct {
-	epochs   []types.Epoch
-	finished []string
-	expired  []string
-	err      error
-}
-
-var _ types.InferenceHooks = (*recordingHooks)(nil)
-
-func (h *recordingHooks) AfterInferenceFinished(_ context.Context, inf types.Inference) error {
-	h.finished = append(h.finished, inf.InferenceId)
-	return h.err
-}
-
-func (h *recordingHooks) AfterInferenceExpired(_ context.Context, inf types.Inference) error {
-	h.expired = append(h.expired, inf.InferenceId)
-	return h.err
-}
-
-func (h *recordingHooks) AfterEpochStarted(_ context.Context, e types.Epoch) error {
-	h.epochs = append(h.epochs, e)
-	return h.err
-}
-
-// fakeHealth is a configurable HealthStage; nil funcs admit everything.
-type fakeHealth struct {
-	filter func([]types.Candidate) []types.Candidate
-	check  func(sdk.AccAddress) error
-	calls  int
-}
-
-var _ keeper.HealthStage = (*fakeHealth)(nil)
-
-func (h *fakeHealth) Filter(_ context.Context, _ int64, pool []types.Candidate) ([]types.Candidate, error) {
-	h.calls++
-	if h.filter == nil {
-		return pool, nil
-	}
-	return h.filter(pool), nil
-}
-
-func (h *fakeHealth) CheckStart(_ context.Context, executor sdk.AccAddress, _ string) error {
-	if h.check == nil {
-		return nil
-	}
-	return h.check(executor)
-}
 
 func mustEpoch(t *testing.T, f *fixture) types.Epoch {
 	t.Helper()

@@ -18,6 +18,9 @@ import (
 	"github.com/cosmos/cosmos-sdk/types/module"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
+	v2 "github.com/inferenced/inferenced/x/inference/migrations/v2"
+	v3 "github.com/inferenced/inferenced/x/inference/migrations/v3"
+	v4 "github.com/inferenced/inferenced/x/inference/migrations/v4"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -38,12 +41,14 @@ var (
 type AppModule struct {
 	cdc          codec.Codec
 	keeper       keeper.Keeper
+	router       keeper.Router
 	addressCodec address.Codec
 }
 
-// NewAppModule builds the module around its keeper.
-func NewAppModule(cdc codec.Codec, k keeper.Keeper) AppModule {
-	return AppModule{cdc: cdc, keeper: k, addressCodec: k.AddressCodec()}
+// NewAppModule builds the module around its keeper; router answers
+// GetRandomExecutor (x/inference/routes).
+func NewAppModule(cdc codec.Codec, k keeper.Keeper, router keeper.Router) AppModule {
+	return AppModule{cdc: cdc, keeper: k, router: router, addressCodec: k.AddressCodec()}
 }
 
 func (AppModule) IsOnePerModuleType() {}
@@ -71,15 +76,14 @@ func (AppModule) RegisterGRPCGatewayRoutes(clientCtx client.Context, mux *gwrunt
 
 func (am AppModule) RegisterServices(cfg module.Configurator) {
 	types.RegisterMsgServer(cfg.MsgServer(), keeper.NewMsgServerImpl(am.keeper))
-	types.RegisterQueryServer(cfg.QueryServer(), keeper.NewQueryServerImpl(am.keeper))
-	if err := cfg.RegisterMigration(types.ModuleName, 1, keeper.NewMigrator(am.keeper).Migrate1to2); err != nil {
-		panic(fmt.Sprintf("register x/inference migration 1 -> 2: %v", err)) // wiring error, at start-up only
-	}
-	if err := cfg.RegisterMigration(types.ModuleName, 2, keeper.NewMigrator(am.keeper).Migrate2to3); err != nil {
-		panic(fmt.Sprintf("register x/inference migration 2 -> 3: %v", err)) // wiring error, at start-up only
-	}
-	if err := cfg.RegisterMigration(types.ModuleName, 3, keeper.NewMigrator(am.keeper).Migrate3to4); err != nil {
-		panic(fmt.Sprintf("register x/inference migration 3 -> 4: %v", err)) // wiring error, at start-up only
+	types.RegisterQueryServer(cfg.QueryServer(), keeper.NewQueryServerImpl(am.keeper, am.router))
+	for _, m := range []struct {
+		from    uint64
+		migrate func(sdk.Context, keeper.Keeper) error
+	}{{1, v2.Migrate}, {2, v3.Migrate}, {3, v4.Migrate}} {
+		if err := cfg.RegisterMigration(types.ModuleName, m.from, func(ctx sdk.Context) error { return m.migrate(ctx, am.keeper) }); err != nil {
+			panic(fmt.Sprintf("register x/inference migration %d -> %d: %v", m.from, m.from+1, err)) // wiring error, at start-up only
+		}
 	}
 }
 
