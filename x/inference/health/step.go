@@ -32,7 +32,7 @@ type Block struct {
 // Applied is what one block's step did: the miss verdicts it reached, in
 // order, and how many attested samples it applied.
 type Applied struct {
-	Misses                     []MissVerdict
+	Misses                      []MissVerdict
 	AttestedOKs, AttestedMisses int
 }
 

@@ -26,7 +26,9 @@ var ac = addresscodec.NewBech32Codec("infer")
 // bookkeeping.
 type noMembers struct{}
 
-func (noMembers) MemberIndex(context.Context, sdk.AccAddress) (uint32, bool, error) { return 0, false, nil }
+func (noMembers) MemberIndex(context.Context, sdk.AccAddress) (uint32, bool, error) {
+	return 0, false, nil
+}
 func (noMembers) MemberAt(_ context.Context, i uint32) (types.EpochMember, error) {
 	return types.EpochMember{}, fmt.Errorf("no member %d", i)
 }

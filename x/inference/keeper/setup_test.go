@@ -104,7 +104,7 @@ type fixture struct {
 	attested []attestation
 	// applied is how many attested oks and misses the last step applied.
 	applied [2]int
-	seq      int
+	seq     int
 	// startedBy is the agent of each id the fixture's helpers started
 	// (ids are unique per agent; the helpers' ids are unique outright), so
 	// finish and inference name the inference the test started.

@@ -116,4 +116,3 @@ func (r *Routes) Warm(ctx context.Context) error {
 	}
 	return nil
 }
-

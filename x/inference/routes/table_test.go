@@ -247,4 +247,3 @@ func TestRouteTableMatchesReferenceRandomized(t *testing.T) {
 		})
 	}
 }
-
