@@ -123,8 +123,8 @@ func (s *chain) State(e int) State {
 // BeginBlock is health.Store.Step: promote, queued traffic, attested.
 func (s *chain) BeginBlock(h int64, attested []aggregate.Sample) {
 	s.height = h
-	// The pre-blocker (keeper.AttestedSamples) drops an ok for an executor
-	// that has no record and nothing queued: it would change nothing.
+	// The step (health.Store.Step) drops an ok for an executor that has no
+	// record and nothing queued: it would change nothing.
 	attested = slices.DeleteFunc(slices.Clone(attested), func(a aggregate.Sample) bool {
 		return !a.Miss && !s.execs[a.Index].stored && len(s.execs[a.Index].pending) == 0
 	})
@@ -176,7 +176,7 @@ func (s *chain) applyAttested(h int64, e int, miss bool) {
 		return
 	}
 	if !x.stored {
-		x.x = judge.Fresh(uint32(min(x.finished, breaker.MaxWindow)))
+		x.x = judge.Fresh(breaker.Fill(x.finished))
 	}
 	var effects []judge.Effect
 	x.x, effects = judge.Attested(x.x, miss, s.p, h, s.mayExclude(e, false))
@@ -208,30 +208,27 @@ func (s *chain) mayExclude(e int, traffic bool) judge.MayExclude {
 	}
 }
 
-// record is what health's step and the keeper's breakerView do with the
-// judge's effects.
+// record is what health's step and the keeper's ApplyHealth do with the
+// judge's effects: the SPRT hears of a counted miss, the agent's standing
+// of every miss (judge.Standing), the cap of every state change.
 func (s *chain) record(e int, effects []judge.Effect) {
 	for _, ef := range effects {
 		switch ef.Kind {
 		case judge.Counted:
 			s.counted++
 			s.countMiss(e)
-			a := s.agentIndex(ef.Verdict.Miss.Agent)
-			switch {
-			case ef.Verdict.ByAttestation && ef.Verdict.WasHeld:
-				s.refund(a)
-			case !ef.Verdict.ByAttestation && !ef.Verdict.WasHeld:
-				s.charge(a)
-			}
-		case judge.Excused:
-			if ef.Verdict.WasHeld {
-				s.refund(s.agentIndex(ef.Verdict.Miss.Agent))
-			}
 		case judge.Held:
 			s.held++
-			s.charge(s.agentIndex(ef.Outcome.Agent))
 		case judge.Moved:
 			s.moved(e, ef.Transition)
+		}
+		if agent, charge, _, miss := judge.Standing(ef); miss {
+			switch a := s.agentIndex(agent); {
+			case charge > 0:
+				s.charge(a)
+			case charge < 0:
+				s.refund(a)
+			}
 		}
 	}
 }
@@ -287,7 +284,7 @@ func (s *chain) queue(inf *Inference) {
 		if !inf.Miss {
 			return
 		}
-		q.priorOks = uint32(min(x.finished, breaker.MaxWindow))
+		q.priorOks = breaker.Fill(x.finished)
 	}
 	if len(x.pending) == 0 {
 		s.queued = append(s.queued, inf.Exec)

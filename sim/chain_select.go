@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/lottery"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -24,20 +25,17 @@ func (s *chain) Start(h int64, inf *Inference, seed uint64) bool {
 	if x.inactive {
 		return false
 	}
-	r := x.x.Record
-	switch {
-	case !s.params.HealthCbEnforce: // shadow mode: the health stage refuses no one
-	case r.State == breaker.Excluded && r.ExcludedAt < h-1,
-		r.State == breaker.Probe && r.ProbeInFlight:
-		// The keeper's CheckRoutable lets the start through only while the
-		// model is in the all-filtered-out fallback.
+	// The keeper's CheckRoutable lets a start the breaker refuses through
+	// only while the model is in the all-filtered-out fallback (in shadow
+	// mode it asks nobody).
+	if s.params.HealthCbEnforce && breaker.RefusesStart(x.x.Record, h) {
 		return s.inFallback()
 	}
-	claimed, ok := breaker.ClaimProbe(r)
-	if !ok {
+	claimed, claim := judge.ClaimProbe(x.x, s.agents[inf.Agent])
+	switch claim {
+	case judge.NoProbe:
 		return true
-	}
-	if x.x.Ledger.ProbeHeldFrom(s.agents[inf.Agent], r.Since) {
+	case judge.Refused:
 		return !s.params.HealthCbEnforce // shadow mode: a start, not a probe
 	}
 	x.x.Record, x.probeID, x.probeAgent, x.stored = claimed, inf.ID, s.agents[inf.Agent], true
@@ -73,13 +71,12 @@ func (s *chain) buildPool() {
 			continue
 		}
 		before, beforeW = append(before, e), append(beforeW, s.weights[e])
-		r := x.x.Record
+		g, gated := breaker.GateOf(x.x.Record)
 		switch {
-		case !s.params.HealthCbEnforce || r.State == breaker.Healthy:
+		case !s.params.HealthCbEnforce || !gated:
 			healthyWeight = types.AddWeight(healthyWeight, s.weights[e])
 			healthy++
-		case r.State == breaker.Probe && !r.ProbeInFlight,
-			r.State == breaker.Excluded && s.height >= r.EligibleAt():
+		case g.OffersProbe(s.height):
 			probes = append(probes, len(s.pool))
 		default:
 			continue

@@ -43,7 +43,7 @@ func (s *chain) successRate(e int) (float64, uint32) {
 	x := &s.execs[e]
 	w := x.x.Record.Windows[breaker.Traffic]
 	if !x.stored {
-		w = breaker.Prefilled(uint32(min(x.finished, breaker.MaxWindow)))
+		w = breaker.Prefilled(x.finished)
 	}
 	n, misses := w.Last(s.p.Breaker.Rules[breaker.Traffic].WindowSamples)
 	if n == 0 {

@@ -52,7 +52,7 @@ func (w Window) HasMiss() bool {
 
 // Prefilled is a window holding n successes, the history of an executor
 // that has no record because it has not missed recently.
-func Prefilled(n uint32) Window { return Window{Count: Fill(uint64(n))} }
+func Prefilled(n uint64) Window { return Window{Count: Fill(n)} }
 
 // Fill is how many of n successes a window holds: all, up to a full
 // window. The one clamp of a success count to a window (a count stored as

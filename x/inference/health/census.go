@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -23,7 +24,7 @@ type census struct {
 
 type gateEntry struct {
 	address string
-	gate    gate
+	gate    breaker.Gate
 }
 
 // read walks every collection of the store.
@@ -46,7 +47,7 @@ func (s Store) read(ctx context.Context) (census, error) {
 		return census{}, fmt.Errorf("walk cooldown index: %w", err)
 	}
 	if err := s.gates.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
-		c.gates = append(c.gates, gateEntry{address, gate(g)})
+		c.gates = append(c.gates, gateEntry{address, breaker.Gate(g)})
 		return false, nil
 	}); err != nil {
 		return census{}, fmt.Errorf("walk health gates: %w", err)
@@ -80,7 +81,7 @@ func (s Store) Invariants(ctx context.Context) error {
 			return fmt.Errorf("breaker record address %q: %w", h.Address, err)
 		}
 		e := entryOf(addr, h)
-		if g, ok := gateOf(e.rec); ok {
+		if g, ok := breaker.GateOf(e.rec); ok {
 			gates = append(gates, gateEntry{h.Address, g})
 		}
 		if h.State == types.HEALTH_STATE_EXCLUDED {

@@ -65,7 +65,7 @@ func (s Store) emitTransition(ctx context.Context, e entry, t breaker.Transition
 func (s Store) reportGauges(ctx context.Context) error {
 	var excluded, probing int
 	if err := s.gates.Walk(ctx, nil, func(_ string, g uint64) (bool, error) {
-		if gate(g).excluded() {
+		if breaker.Gate(g).Excluded() {
 			excluded++
 		} else {
 			probing++

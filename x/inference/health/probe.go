@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/breaker"
+	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -24,15 +24,15 @@ func (s Store) ClaimProbe(ctx context.Context, executor sdk.AccAddress, agent, i
 	if err != nil {
 		return err
 	}
-	rec, claimed := breaker.ClaimProbe(before.rec)
-	if !claimed {
+	rec, claim := judge.ClaimProbe(judge.Executor{Record: before.rec, Ledger: before.ledger}, agent)
+	if claim == judge.NoProbe {
 		return nil
 	}
 	address, err := s.ac.BytesToString(executor)
 	if err != nil {
 		return fmt.Errorf("encode executor: %w", err)
 	}
-	if before.ledger.ProbeHeldFrom(agent, before.rec.Since) {
+	if claim == judge.Refused {
 		return errorsmod.Wrapf(types.ErrProbeTaken,
 			"the probe of executor %s that transfer agent %s started expired without corroboration; another agent must probe it", address, agent)
 	}

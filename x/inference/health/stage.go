@@ -21,9 +21,9 @@ import (
 // executor, usually few) and looks each candidate up by address, as of the
 // block at height.
 func (s Store) Filter(ctx context.Context, height int64, pool []types.Candidate) ([]types.Candidate, error) {
-	gates := map[string]gate{}
+	gates := map[string]breaker.Gate{}
 	if err := s.gates.Walk(ctx, nil, func(address string, g uint64) (bool, error) {
-		gates[address] = gate(g)
+		gates[address] = breaker.Gate(g)
 		return false, nil
 	}); err != nil {
 		return nil, fmt.Errorf("walk health gates: %w", err)
@@ -40,7 +40,7 @@ func (s Store) Filter(ctx context.Context, height int64, pool []types.Candidate)
 		case !gated:
 			healthyWeight = types.AddWeight(healthyWeight, c.Weight)
 			healthy++
-		case g.offersProbe(height):
+		case g.OffersProbe(height):
 			probes = append(probes, len(out))
 			c.Probe = true
 		default:
@@ -64,18 +64,12 @@ func (s Store) CheckStart(ctx context.Context, executor sdk.AccAddress) error {
 	if err != nil {
 		return err
 	}
-	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
-	switch e.rec.State {
-	case breaker.Excluded:
-		if e.rec.ExcludedAt >= height-1 {
-			return nil
-		}
-		return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "executor %s is excluded by the circuit breaker until block %d", executor, e.rec.EligibleAt())
-	case breaker.Probe:
-		if e.rec.ProbeInFlight {
-			return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "executor %s is on probation and its probe slot is taken by inference %q of transfer agent %s",
-				executor, e.probe.id, e.probe.agent)
-		}
+	if !breaker.RefusesStart(e.rec, sdk.UnwrapSDKContext(ctx).BlockHeight()) {
+		return nil
 	}
-	return nil
+	if e.rec.State == breaker.Excluded {
+		return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "executor %s is excluded by the circuit breaker until block %d", executor, e.rec.EligibleAt())
+	}
+	return errorsmod.Wrapf(types.ErrExecutorNotRoutable, "executor %s is on probation and its probe slot is taken by inference %q of transfer agent %s",
+		executor, e.probe.id, e.probe.agent)
 }

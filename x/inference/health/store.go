@@ -58,7 +58,7 @@ type Store struct {
 	// records, so each block promotes exactly the due ones.
 	cooldowns collections.KeySet[collections.Pair[int64, sdk.AccAddress]]
 	// gates holds, by bech32 address, the gate of exactly the EXCLUDED and
-	// PROBE records (gate.go): selection reads a few small integers
+	// PROBE records (breaker.Gate): selection reads a few small integers
 	// instead of whole records.
 	gates collections.Map[string, uint64]
 	// pending holds the traffic outcomes of the current block by
@@ -146,9 +146,9 @@ func (s Store) save(ctx context.Context, before, after entry) error {
 
 // syncGate keeps the gate of address in step with a record change.
 func (s Store) syncGate(ctx context.Context, address string, before, after entry) error {
-	was, hadGate := gateOf(before.rec)
+	was, hadGate := breaker.GateOf(before.rec)
 	hadGate = hadGate && before.stored
-	now, hasGate := gateOf(after.rec)
+	now, hasGate := breaker.GateOf(after.rec)
 	switch {
 	case hasGate && (!hadGate || now != was):
 		if err := s.gates.Set(ctx, address, uint64(now)); err != nil {

@@ -25,7 +25,7 @@ type Executor struct {
 // have given it a record already).
 func Fresh(priorOks uint32) Executor {
 	var x Executor
-	x.Record.Windows[breaker.Traffic] = breaker.Prefilled(priorOks)
+	x.Record.Windows[breaker.Traffic] = breaker.Prefilled(uint64(priorOks))
 	x.Record.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
 	return x
 }
@@ -146,4 +146,33 @@ func observe(x Executor, effects []Effect, s breaker.Sample, p Params, height in
 		effects = append(effects, Effect{Kind: CapRefused, Transition: t})
 	}
 	return x, effects
+}
+
+// Claim is what a start on an executor does to its probe slot.
+type Claim uint8
+
+const (
+	// NoProbe: the executor is not a PROBE with a free slot.
+	NoProbe Claim = iota
+	// Claimed: the start is the probe; its outcome alone decides it.
+	Claimed
+	// Refused: the agent's earlier probe of this PROBE period expired
+	// uncorroborated; another agent must probe (in shadow mode the start is
+	// simply no probe).
+	Refused
+)
+
+// ClaimProbe is the probe rule for a start by agent on x: the record with
+// the slot taken when Claimed, x's record otherwise. Refusing an agent
+// whose probe was held stops one account from taking every probe and
+// letting it expire, keeping a recovered executor out for the epoch.
+func ClaimProbe(x Executor, agent string) (breaker.Record, Claim) {
+	rec, claimed := breaker.ClaimProbe(x.Record)
+	switch {
+	case !claimed:
+		return x.Record, NoProbe
+	case x.Ledger.ProbeHeldFrom(agent, x.Record.Since):
+		return x.Record, Refused
+	}
+	return rec, Claimed
 }

@@ -1,0 +1,64 @@
+package breaker
+
+// Gate is an EXCLUDED or PROBE executor's routing state in one integer: the
+// eligible height shifted left by two, or'ed with a code in the low two
+// bits. HEALTHY executors have no gate. Only this type knows the layout;
+// the breaker's store keeps one per such executor, so that selection reads
+// a few small integers instead of whole records.
+type Gate uint64
+
+const (
+	gateExcluded   Gate = 1
+	gateProbeFree  Gate = 2
+	gateProbeTaken Gate = 3
+	gateCodeBits        = 2
+	gateCodeMask   Gate = 1<<gateCodeBits - 1
+)
+
+// GateOf returns the gate of a record and whether it has one.
+func GateOf(r Record) (Gate, bool) {
+	switch {
+	case r.State == Excluded:
+		return Gate(r.EligibleAt())<<gateCodeBits | gateExcluded, true
+	case r.State == Probe && r.ProbeInFlight:
+		return gateProbeTaken, true
+	case r.State == Probe:
+		return gateProbeFree, true
+	}
+	return 0, false
+}
+
+func (g Gate) code() Gate { return g & gateCodeMask }
+
+// Excluded reports whether the gate is an EXCLUDED executor's (the others
+// are PROBE).
+func (g Gate) Excluded() bool { return g.code() == gateExcluded }
+
+// OffersProbe reports whether selection at height offers the executor
+// behind the gate as a probe: a PROBE with its slot free, or an EXCLUDED one
+// whose cooldown has passed by height (the block's first step promotes it
+// before any start runs). Otherwise the executor is out.
+func (g Gate) OffersProbe(height int64) bool {
+	switch g.code() {
+	case gateProbeFree:
+		return true
+	case gateExcluded:
+		return height >= int64(g>>gateCodeBits)
+	}
+	return false
+}
+
+// RefusesStart reports whether a start in the block at height on the
+// executor whose record is r is refused: EXCLUDED before the previous
+// block (a draw answered from the previous block could not have seen a
+// newer exclusion), or a PROBE whose slot is taken. The keeper lets such a
+// start through only while the model is in the all-excluded fallback.
+func RefusesStart(r Record, height int64) bool {
+	switch r.State {
+	case Excluded:
+		return r.ExcludedAt < height-1
+	case Probe:
+		return r.ProbeInFlight
+	}
+	return false
+}
