@@ -126,24 +126,6 @@ func (f *fixture) runUntil(limit int, cond func() bool) {
 	require.True(f.t, cond(), "condition not reached within %d blocks (height %d)", limit, f.height)
 }
 
-// drawUntil draws with increasing seeds until executor i is picked.
-func (f *fixture) drawUntil(i byte) *types.QueryGetRandomExecutorResponse {
-	f.t.Helper()
-	for seed := uint64(0); seed < 10_000; seed++ {
-		resp, err := f.draw("m", seed)
-		require.NoError(f.t, err)
-		if resp.Executor.Address == bech(i) {
-			return resp
-		}
-	}
-	require.FailNow(f.t, "executor never drawn", "executor %d", i)
-	return nil
-}
-
-func (f *fixture) excluded() (*types.QueryExcludedExecutorsResponse, error) {
-	return f.query.ExcludedExecutors(f.ctx, &types.QueryExcludedExecutorsRequest{})
-}
-
 // census is the breaker's state as the tests read it back: its records and
 // queued outcomes, read once every index save derives from them has been
 // checked to be in step with them (health.Store.Invariants: the record
@@ -170,18 +152,6 @@ func (c census) Record(address string) (types.ExecutorHealth, bool) {
 		}
 	}
 	return types.ExecutorHealth{}, false
-}
-
-// gated counts the EXCLUDED and PROBE records: exactly the executors with
-// a gate (Invariants).
-func (c census) gated() int {
-	n := 0
-	for _, h := range c.Records {
-		if h.State != types.HEALTH_STATE_HEALTHY {
-			n++
-		}
-	}
-	return n
 }
 
 // requireBreakerEmpty checks that no breaker state is stored: no record and

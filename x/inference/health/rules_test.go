@@ -1,4 +1,4 @@
-package keeper_test
+package health_test
 
 import (
 	"testing"
@@ -32,7 +32,7 @@ func kindRuleParams() types.Params {
 // trip on leaves the executor serving until the traffic rule's run is
 // reached, and two attested misses exclude at once.
 func TestEachSampleKindTripsOnItsOwnRule(t *testing.T) {
-	f := newBreakerFixture(t, withParams(kindRuleParams()))
+	f := newBreakerFixture(t, kindRuleParams())
 
 	f.feed(1, "mmmmm")
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State, "5 traffic misses in a row, the traffic rule wants 6")
@@ -57,7 +57,7 @@ func TestEachSampleKindTripsOnItsOwnRule(t *testing.T) {
 // counts over health_cb_traffic_window_samples, the attested ones over
 // health_cb_window_samples.
 func TestHealthQueryCountsEachKindOverItsWindow(t *testing.T) {
-	f := newBreakerFixture(t, withParams(kindRuleParams()))
+	f := newBreakerFixture(t, kindRuleParams())
 	f.feed(3, "oooooooooooooooooooooooooooooo") // 30 successes, no record yet
 	f.feed(3, "m")                              // the record starts with them
 	for range 10 {

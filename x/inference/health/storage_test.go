@@ -1,4 +1,4 @@
-package keeper_test
+package health_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestHealthyTrafficWritesNoBreakerState(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	for range 5 {
 		for i := byte(1); i <= 4; i++ {
 			id := f.newID()
@@ -17,15 +17,15 @@ func TestHealthyTrafficWritesNoBreakerState(t *testing.T) {
 		f.next()
 	}
 	c := f.census()
-	require.Empty(t, c.Records)
-	require.Empty(t, c.Pending)
-	require.Zero(t, c.Sequence, "no sample was queued")
+	require.Empty(t, c.ExecutorHealth)
+	require.Empty(t, c.PendingSamples)
+	require.Zero(t, c.SampleSequence, "no sample was queued")
 }
 
 func TestRecordOfAnExecutorWithoutRecentMissesIsDropped(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "m")
-	_, has := f.census().Record(bech(1))
+	has := f.hasRecord(1)
 	require.True(t, has)
 	for range 64 {
 		id := f.newID()
@@ -33,6 +33,6 @@ func TestRecordOfAnExecutorWithoutRecentMissesIsDropped(t *testing.T) {
 		require.NoError(t, f.finish(1, id))
 	}
 	f.next()
-	_, has = f.census().Record(bech(1))
+	has = f.hasRecord(1)
 	require.False(t, has, "the miss slid out of the history: nothing left to keep")
 }

@@ -1,4 +1,4 @@
-package keeper_test
+package health_test
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // The seed's acceptance list, one test each.
 
 func TestBreakerExcludesAboveThresholdWithMinSamples(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "omo") // 1 miss of 3: healthy
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
 	f.feed(1, "m") // 2 of 4 = 50% > 25% with 4 samples
@@ -32,7 +32,7 @@ func TestBreakerExcludesAboveThresholdWithMinSamples(t *testing.T) {
 }
 
 func TestBreakerDoesNotExcludeAtExactlyThreshold(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "ooom") // 1 of 4 = 25%: not above
 	h := f.health(1)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
@@ -42,7 +42,7 @@ func TestBreakerDoesNotExcludeAtExactlyThreshold(t *testing.T) {
 }
 
 func TestBreakerDoesNotExcludeBelowMinSamples(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "omm") // 2 of 3 = 67%, but only 3 samples and 2 in a row
 	h := f.health(1)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
@@ -52,7 +52,7 @@ func TestBreakerDoesNotExcludeBelowMinSamples(t *testing.T) {
 }
 
 func TestBreakerPromotesToProbeAfterInitialCooldown(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	excludedAt := f.height
 	f.runUntil(bInitial-1, func() bool { return f.height == excludedAt+bInitial-1 })
@@ -69,7 +69,7 @@ func TestBreakerPromotesToProbeAfterInitialCooldown(t *testing.T) {
 }
 
 func TestProbeSuccessRestoresHealthy(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
 	f.mustStart("probe", 1, "m")
@@ -87,7 +87,7 @@ func TestProbeSuccessRestoresHealthy(t *testing.T) {
 }
 
 func TestProbeMissReExcludesWithDoubledCooldown(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
 	f.feed(1, "m") // the probe expires
@@ -100,7 +100,7 @@ func TestProbeMissReExcludesWithDoubledCooldown(t *testing.T) {
 }
 
 func TestCooldownDoublingIsCappedAtMax(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	var cooldowns []uint64
 	for range 4 {
@@ -113,7 +113,7 @@ func TestCooldownDoublingIsCappedAtMax(t *testing.T) {
 }
 
 func TestEpochBoundaryClearsAllBreakerState(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm") // EXCLUDED
 	f.feed(2, "mmm") // EXCLUDED, later PROBE with a probe in flight
 	f.feed(3, "om")  // HEALTHY with a recent miss on record
@@ -126,7 +126,7 @@ func TestEpochBoundaryClearsAllBreakerState(t *testing.T) {
 	f.mustStart("late", 4, "m")
 	f.end()
 	f.begin(1 + int64(breakerParams().EpochLength))
-	require.Equal(t, uint64(2), mustEpoch(t, f).Index)
+	require.Equal(t, uint64(2), f.epoch.Index)
 
 	requireBreakerEmpty(t, f)
 	for i := byte(1); i <= 4; i++ {
@@ -140,16 +140,13 @@ func TestAllCandidatesExcludedBypassesFilterNeverEmpty(t *testing.T) {
 	p := breakerParams()
 	p.HealthCbMaxExcludedWeightPct = 100
 	p.HealthCbInitialCooldownBlocks, p.HealthCbMaxCooldownBlocks = 100, 100 // nobody probes yet
-	f := newBreakerFixture(t, withParams(p))
+	f := newBreakerFixture(t, p)
 	for i := byte(1); i <= 4; i++ {
 		f.feed(i, "mmm")
 	}
-	resp, err := f.excluded()
-	require.NoError(t, err)
-	require.Len(t, resp.Executors, 4)
+	require.Len(t, f.notHealthy(), 4)
 	for seed := uint64(0); seed < 50; seed++ {
-		d, err := f.draw("m", seed)
-		require.NoError(t, err, "the pool is never empty")
+		d := f.draw("m", seed) // the pool is never empty
 		require.True(t, d.HealthFallback)
 		require.Equal(t, uint32(4), d.Candidates)
 	}

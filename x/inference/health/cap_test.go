@@ -1,4 +1,4 @@
-package keeper_test
+package health_test
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 func TestExclusionCapKeepsMostOfAModelServing(t *testing.T) {
 	p := breakerParams()
 	p.HealthCbInitialCooldownBlocks, p.HealthCbMaxCooldownBlocks = 100, 100
-	f := newBreakerFixture(t, withParams(p)) // 4 x weight 10, cap 50%
+	f := newBreakerFixture(t, p) // 4 x weight 10, cap 50%
 	f.feed(1, "mmm")
 	f.feed(2, "mmm")
 	f.feed(3, "mmm")
@@ -42,7 +42,7 @@ func TestExclusionCapKeepsMostOfAModelServing(t *testing.T) {
 }
 
 func TestExclusionCapFreedByARestoredExecutor(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	f.feed(2, "mmm")
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
@@ -58,7 +58,7 @@ func TestExclusionCapFreedByARestoredExecutor(t *testing.T) {
 // Exclusions decided in the same block count against the cap one after the
 // other, in address order.
 func TestExclusionCapAppliesWithinOneBlock(t *testing.T) {
-	f := newBreakerFixture(t) // 4 x weight 10, cap 50%
+	f := newBreakerFixture(t, breakerParams()) // 4 x weight 10, cap 50%
 	for range 3 {
 		for i := byte(1); i <= 3; i++ {
 			f.attest(i, true)
@@ -75,11 +75,11 @@ func TestExclusionCapAppliesWithinOneBlock(t *testing.T) {
 // is already counted as out: counting it again would refuse exclusions the
 // cap allows.
 func TestReExclusionInTheSameBlockIsNotCountedTwiceByTheCap(t *testing.T) {
-	var ps []types.Participant
+	var more []member
 	for i := byte(5); i <= 10; i++ {
-		ps = append(ps, gp(i, 10, true, "m"))
+		more = append(more, member{i, 10, []string{"m"}})
 	}
-	f := newBreakerFixture(t, withParticipants(ps...)) // 10 x weight 10, cap 50
+	f := newBreakerFixture(t, breakerParams(), more...) // 10 x weight 10, cap 50
 	for range 3 {
 		f.attest(2, true)
 		f.next()

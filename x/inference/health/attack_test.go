@@ -1,4 +1,4 @@
-package keeper_test
+package health_test
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 // excluded. One block of grace covers a start chosen from the state before
 // the exclusion; after that the start is refused.
 func TestAttackStartOnExcludedExecutorRefusedAfterOneBlockGrace(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	excludedAt := f.height
 	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
@@ -30,7 +30,7 @@ func TestAttackStartOnExcludedExecutorRefusedAfterOneBlockGrace(t *testing.T) {
 // Attack: flood a recovering executor with requests. A PROBE executor holds
 // one probe slot; while it is taken selection skips it and starts are refused.
 func TestAttackSecondProbeRefusedWhileSlotTaken(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
 	f.mustStart("probe-1", 1, "m")
@@ -49,7 +49,7 @@ func TestAttackSecondProbeRefusedWhileSlotTaken(t *testing.T) {
 func TestAttackStaleOutcomeIsNotTakenAsProbeResult(t *testing.T) {
 	p := breakerParams()
 	p.ExpirationBlocks = 30
-	f := newBreakerFixture(t, withParams(p))
+	f := newBreakerFixture(t, p)
 	f.mustStart("stale-ok", 1, "m")
 	f.mustStart("stale-miss", 1, "m")
 	for range 3 {
@@ -65,7 +65,7 @@ func TestAttackStaleOutcomeIsNotTakenAsProbeResult(t *testing.T) {
 
 	f.mustStart("probe", 1, "m")
 	f.runUntil(int(p.ExpirationBlocks)+2, func() bool {
-		return f.inference("stale-miss").Status == types.INFERENCE_STATUS_EXPIRED
+		return f.inferences["stale-miss"].Status == types.INFERENCE_STATUS_EXPIRED
 	})
 	f.next()
 	h := f.health(1)
@@ -81,7 +81,7 @@ func TestAttackStaleOutcomeIsNotTakenAsProbeResult(t *testing.T) {
 // Attack: a restored executor is pushed out again on the misses that got it
 // excluded in the first place. Windows start empty on every state change.
 func TestRestoredExecutorIsNotReExcludedByOldMisses(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "omom")
 	require.Equal(t, types.HEALTH_STATE_EXCLUDED, f.health(1).State)
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
@@ -98,14 +98,14 @@ func TestRestoredExecutorIsNotReExcludedByOldMisses(t *testing.T) {
 // dark: three misses in a row trip it. The window of an executor the breaker
 // held nothing on starts with the successes its epoch stats already count.
 func TestThreeConsecutiveMissesTripAfterLongSuccessHistory(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	for range 40 {
 		id := f.newID()
 		f.mustStart(id, 1, "m")
 		require.NoError(t, f.finish(1, id))
 	}
 	f.next()
-	require.Equal(t, uint64(40), f.participant(1).CurrentEpochStats.InferenceCount)
+	require.Equal(t, uint64(40), f.finished(1))
 	f.feed(1, "mm")
 	h := f.health(1)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)

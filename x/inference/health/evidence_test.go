@@ -1,4 +1,4 @@
-package keeper_test
+package health_test
 
 import (
 	"testing"
@@ -13,7 +13,7 @@ import (
 func TestMissesOfRequestsSentBeforeExclusionDoNotReExcludeARestoredExecutor(t *testing.T) {
 	p := breakerParams()
 	p.ExpirationBlocks = 12
-	f := newBreakerFixture(t, withParams(p))
+	f := newBreakerFixture(t, p)
 	for range 3 {
 		f.mustStart(f.newID(), 1, "m")
 	}
@@ -25,7 +25,7 @@ func TestMissesOfRequestsSentBeforeExclusionDoNotReExcludeARestoredExecutor(t *t
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
 	f.feed(1, "o")
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, f.health(1).State)
-	f.runUntil(int(p.ExpirationBlocks), func() bool { return f.participant(1).CurrentEpochStats.MissedRequests == 3 })
+	f.runUntil(int(p.ExpirationBlocks), func() bool { return f.missed(1) == 3 })
 	f.next()
 	h := f.health(1)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
@@ -36,7 +36,7 @@ func TestMissesOfRequestsSentBeforeExclusionDoNotReExcludeARestoredExecutor(t *t
 // a success that pushes its last miss out of the history does not drop the
 // record halfway, which would start a miss later in the batch from nothing.
 func TestSamplesOfOneBlockKeepTheExecutorsHistory(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "m")
 	for range 63 {
 		id := f.newID()
@@ -56,7 +56,7 @@ func TestSamplesOfOneBlockKeepTheExecutorsHistory(t *testing.T) {
 }
 
 func TestTrafficExcludedExecutorNeedsARealProbeSuccess(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	f.feed(1, "mmm")
 	require.Equal(t, types.SAMPLE_KIND_TRAFFIC, f.health(1).Evidence)
 	f.runUntil(bInitial+1, func() bool { return f.health(1).State == types.HEALTH_STATE_PROBE })
@@ -70,7 +70,7 @@ func TestTrafficExcludedExecutorNeedsARealProbeSuccess(t *testing.T) {
 }
 
 func TestAttestedExclusionRestoredByAttestedOKAndReExcludedByAttestedMiss(t *testing.T) {
-	f := newBreakerFixture(t)
+	f := newBreakerFixture(t, breakerParams())
 	for range 3 {
 		f.attest(2, true)
 		f.next()

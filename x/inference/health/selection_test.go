@@ -1,0 +1,34 @@
+package health_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferenced/inferenced/x/inference/types"
+)
+
+// A probe offered at weight 1 among a large total weight could wait for
+// thousands of requests; it is offered at the healthy candidates' average
+// weight (never above its own), so it is drawn about once per pool size.
+func TestProbeIsOfferedAtTheAverageHealthyWeight(t *testing.T) {
+	p := breakerParams()
+	p.HealthCbMaxExcludedWeightPct = 100
+	f := newBreakerFixture(t, p, member{5, 1000, []string{"m"}})
+	f.feed(5, "mmm")
+	f.runUntil(bInitial+1, func() bool { return f.health(5).State == types.HEALTH_STATE_PROBE })
+	resp := f.drawUntil(5)
+	require.True(t, resp.Probe)
+	require.Equal(t, uint64(4*10+10), resp.TotalWeight, "offered at 10, the average of the healthy")
+	n := uint64(4000)
+	requireNear(t, f.offered(n)[bech(5)], int(n), 10.0/50.0, "probe draws")
+}
+
+// requireNear checks got against n*p within 5 standard deviations.
+func requireNear(t *testing.T, got int, n int, p float64, what string) {
+	t.Helper()
+	mean := float64(n) * p
+	sd := math.Sqrt(float64(n) * p * (1 - p))
+	require.InDelta(t, mean, float64(got), 5*sd+1, "%s: got %d, expected about %.0f", what, got, mean)
+}
