@@ -19,12 +19,11 @@ import (
 )
 
 // setHandlers installs the ABCI++ handlers of health attestation: the
+// vote-extension and proposal handlers around the SDK defaults, with the
+// health monitor behind ExtendVote when app.toml enables it, and the
 // pre-blocker around the module manager's (the breaker's step with the
-// block's attested samples), and the vote-extension and proposal handlers
-// around the SDK defaults, with the health monitor behind ExtendVote when
-// app.toml enables it. It must run before the app is loaded.
+// block's attested samples). It must run before the app is loaded.
 func (app *App) setHandlers(opts servertypes.AppOptions, logger log.Logger) error {
-	app.SetPreBlocker(preblock.NewHandler(app.InferenceKeeper).WrappedPreBlocker(app.ModuleManager))
 	app.routeWarmer = routes.NewWarmer(func() error {
 		ctx, err := app.CreateQueryContext(0, false)
 		if err != nil {
@@ -59,6 +58,9 @@ func (app *App) setHandlers(opts servertypes.AppOptions, logger log.Logger) erro
 		app.InferenceKeeper, app.consensusKeys, logger.With("module", "health-proposals"))
 	app.SetPrepareProposal(props.PrepareProposal())
 	app.SetProcessProposal(props.ProcessProposal())
+	// The pre-blocker reads the bundle ProcessProposal decoded for the
+	// same bytes instead of decoding it again (proposals.Accepted).
+	app.SetPreBlocker(preblock.NewHandler(app.InferenceKeeper, props.Accepted()).WrappedPreBlocker(app.ModuleManager))
 	return nil
 }
 

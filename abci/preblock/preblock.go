@@ -31,13 +31,24 @@ type Modules interface {
 	PreBlock(ctx sdk.Context) (*sdk.ResponsePreBlock, error)
 }
 
+// Bundles finds the health bundle of a decided block: the one this node
+// accepted in ProcessProposal when the bytes are the same (reused), else
+// decoded now (proposals.Accepted).
+type Bundles interface {
+	Find(txs [][]byte) (b proposals.Bundle, found, reused bool, err error)
+}
+
 // Handler applies the health bundle of each decided block.
 type Handler struct {
 	breaker Breaker
+	bundles Bundles
 }
 
-// NewHandler returns the pre-block handler over the breaker.
-func NewHandler(breaker Breaker) Handler { return Handler{breaker: breaker} }
+// NewHandler returns the pre-block handler over the breaker, reading
+// bundles through bundles.
+func NewHandler(breaker Breaker, bundles Bundles) Handler {
+	return Handler{breaker: breaker, bundles: bundles}
+}
 
 // WrappedPreBlocker runs modules' pre-blockers, then the breaker's step with
 // the block's attested samples. An error of either fails the block, as the
@@ -67,7 +78,7 @@ func (h Handler) bundle(ctx sdk.Context, req *abci.RequestFinalizeBlock) proposa
 	if !proposals.ExtensionsEnabled(ctx, req.Height) {
 		return proposals.Bundle{}
 	}
-	b, found, err := proposals.Find(req.Txs)
+	b, found, _, err := h.bundles.Find(req.Txs)
 	if !found {
 		return proposals.Bundle{}
 	}

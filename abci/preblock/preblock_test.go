@@ -137,7 +137,7 @@ func TestPreBlockerAppliesTheBundleOfEachBlock(t *testing.T) {
 				WithConsensusParams(cmtproto.ConsensusParams{Abci: &cmtproto.ABCIParams{VoteExtensionsEnableHeight: c.enable}}).
 				CacheContext()
 			r := &recordingBreaker{keeper: k}
-			rsp, err := preblock.NewHandler(r).WrappedPreBlocker(inner)(ctx, &abci.RequestFinalizeBlock{Height: height, Txs: c.txs})
+			rsp, err := preblock.NewHandler(r, proposals.NewAccepted()).WrappedPreBlocker(inner)(ctx, &abci.RequestFinalizeBlock{Height: height, Txs: c.txs})
 			require.NoError(t, err)
 			require.True(t, rsp.ConsensusParamsChanged, "the modules' response is returned")
 			require.Len(t, r.calls, 1, "ApplyHealth runs once in every block")
@@ -170,7 +170,7 @@ func TestPreBlockerPropagatesErrors(t *testing.T) {
 
 	broken := errors.New("upgrade pre-blocker failed")
 	r := &recordingBreaker{keeper: k}
-	_, err := preblock.NewHandler(r).WrappedPreBlocker(modules(func(sdk.Context) (*sdk.ResponsePreBlock, error) {
+	_, err := preblock.NewHandler(r, proposals.NewAccepted()).WrappedPreBlocker(modules(func(sdk.Context) (*sdk.ResponsePreBlock, error) {
 		return nil, broken
 	}))(ctx, req)
 	require.ErrorIs(t, err, broken)
@@ -178,7 +178,7 @@ func TestPreBlockerPropagatesErrors(t *testing.T) {
 
 	store := errors.New("store")
 	r = &recordingBreaker{keeper: k, applyErr: store}
-	_, err = preblock.NewHandler(r).WrappedPreBlocker(inner)(ctx, req)
+	_, err = preblock.NewHandler(r, proposals.NewAccepted()).WrappedPreBlocker(inner)(ctx, req)
 	require.ErrorIs(t, err, store)
 	require.True(t, strings.HasPrefix(err.Error(), "circuit breaker step: "), "%v", err)
 }

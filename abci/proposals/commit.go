@@ -38,46 +38,54 @@ func extSignBytes(chainID string, height int64, round int32, ext []byte) ([]byte
 	return protoio.MarshalDelimited(&cve)
 }
 
-func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) (aggregate.Vote, error) {
+// verifyVote checks one vote's extension: counts is false for a vote that
+// carries none (absent, nil, or pruned by the proposer); an extension on a
+// vote that is not for the block, a missing or bad signature, or an invalid
+// extension is an error.
+func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) (aggregate.Vote, bool, error) {
+	if v.BlockIdFlag != cmtproto.BlockIDFlagCommit || (len(v.VoteExtension) == 0 && len(v.ExtensionSignature) == 0) {
+		if len(v.VoteExtension) != 0 || len(v.ExtensionSignature) != 0 {
+			return aggregate.Vote{}, false, errors.New("extension on a vote that is not for the block")
+		}
+		return aggregate.Vote{}, false, nil
+	}
 	if len(v.ExtensionSignature) == 0 {
-		return aggregate.Vote{}, errors.New("no extension signature")
+		return aggregate.Vote{}, false, errors.New("no extension signature")
 	}
 	key, err := keys(v.Validator.Address)
 	if err != nil {
-		return aggregate.Vote{}, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
+		return aggregate.Vote{}, false, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
 	}
 	msg, err := extSignBytes(chainID, height, round, v.VoteExtension)
 	if err != nil {
-		return aggregate.Vote{}, err
+		return aggregate.Vote{}, false, err
 	}
 	if !key.VerifySignature(msg, v.ExtensionSignature) {
-		return aggregate.Vote{}, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
+		return aggregate.Vote{}, false, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
 	}
 	verdicts, abstains, err := check(v.VoteExtension)
 	if err != nil {
-		return aggregate.Vote{}, err
+		return aggregate.Vote{}, false, err
 	}
-	return aggregate.Vote{Power: v.Validator.Power, Verdicts: verdicts, Abstain: abstains}, nil
+	return aggregate.Vote{Power: v.Validator.Power, Verdicts: verdicts, Abstain: abstains}, true, nil
 }
 
-// Prune clears, in a copy of the local last commit, the extension and
-// signature of every commit vote whose extension does not verify: a bad
-// signature, an invalid extension, or a validator whose key the state no
-// longer holds (one that has just left). PrepareProposal uses it; nothing
-// the proposer removes can count for the attestation.
-func Prune(ec abci.ExtendedCommitInfo, chainID string, height int64, keys KeyLookup, check ExtensionCheck) abci.ExtendedCommitInfo {
+// Prune is the proposer's one pass over its local last commit: in a copy,
+// it clears the extension and signature of every vote whose extension does
+// not verify (a bad signature, an invalid extension, a validator whose key
+// the state no longer holds, one that has just left, or a vote not for the
+// block), so nothing it removes can count, and checks what is left as Check
+// checks a proposal: the Signed it returns is what every validator's Check
+// of the same pruned commit returns, and an error means Check would refuse
+// it (the proposer then sends the empty bundle). Each signature is
+// verified once.
+func Prune(ec abci.ExtendedCommitInfo, chainID string, height int64, keys KeyLookup, check ExtensionCheck) (abci.ExtendedCommitInfo, Signed, error) {
 	out := abci.ExtendedCommitInfo{Round: ec.Round, Votes: make([]abci.ExtendedVoteInfo, len(ec.Votes))}
-	for i, v := range ec.Votes {
-		out.Votes[i] = v
-		if v.BlockIdFlag != cmtproto.BlockIDFlagCommit {
-			out.Votes[i].VoteExtension, out.Votes[i].ExtensionSignature = nil, nil
-			continue
-		}
-		if _, err := verifyVote(v, chainID, height, ec.Round, keys, check); err != nil {
-			out.Votes[i].VoteExtension, out.Votes[i].ExtensionSignature = nil, nil
-		}
-	}
-	return out
+	copy(out.Votes, ec.Votes)
+	s, err := verifyCommit(out, CommitInfoOf(ec), chainID, height, keys, check, func(i int) {
+		out.Votes[i].VoteExtension, out.Votes[i].ExtensionSignature = nil, nil
+	})
+	return out, s, err
 }
 
 // Check verifies an extended commit rebuilt from a bundle (Bundle.Commit)
@@ -87,6 +95,15 @@ func Prune(ec abci.ExtendedCommitInfo, chainID string, height int64, keys KeyLoo
 // validators hold a strict majority of it whenever Byzantine ones hold less
 // than a third, whatever the proposer pruned.
 func Check(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID string, height int64, keys KeyLookup, check ExtensionCheck) (Signed, error) {
+	return verifyCommit(ec, last, chainID, height, keys, check, nil)
+}
+
+// verifyCommit is Check; with prune set, a vote whose extension does not
+// verify (or that carries one without being for the block) is pruned
+// (prune(i)) and counts as absent instead of failing the commit.
+func verifyCommit(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID string, height int64, keys KeyLookup, check ExtensionCheck,
+	prune func(i int),
+) (Signed, error) {
 	if ec.Round != last.Round || len(ec.Votes) != len(last.Votes) {
 		return Signed{}, errors.New("extended commit does not match the last commit")
 	}
@@ -109,15 +126,15 @@ func Check(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID string, hei
 			return Signed{}, fmt.Errorf("vote %d: bad power %d", i, v.Validator.Power)
 		}
 		s.TotalPower += v.Validator.Power
-		if v.BlockIdFlag != cmtproto.BlockIDFlagCommit || (len(v.VoteExtension) == 0 && len(v.ExtensionSignature) == 0) {
-			if len(v.VoteExtension) != 0 || len(v.ExtensionSignature) != 0 {
-				return Signed{}, fmt.Errorf("vote %d: extension on a vote that is not for the block", i)
-			}
-			continue // absent, nil, or pruned by the proposer
-		}
-		vote, err := verifyVote(v, chainID, height, ec.Round, keys, check)
-		if err != nil {
+		vote, counts, err := verifyVote(v, chainID, height, ec.Round, keys, check)
+		switch {
+		case err != nil && prune != nil:
+			prune(i)
+			continue
+		case err != nil:
 			return Signed{}, fmt.Errorf("vote %d: %w", i, err)
+		case !counts:
+			continue // absent, nil, or pruned by the proposer
 		}
 		s.ValidPower += v.Validator.Power
 		s.Votes = append(s.Votes, vote)

@@ -2,6 +2,7 @@ package proposals
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -154,13 +155,19 @@ func TestCheckRejectsAttacks(t *testing.T) {
 			if !c.prune {
 				return
 			}
-			pruned := Prune(ec, testChain, testHeight, keys, okCheck)
+			pruned, signed, err := Prune(ec, testChain, testHeight, keys, okCheck)
+			if err != nil {
+				t.Fatalf("pruning: %v", err)
+			}
 			s, err := check(pruned, last, keys)
 			if err != nil {
 				t.Fatalf("after pruning: %v", err)
 			}
 			if s.ValidPower >= 100 {
 				t.Fatalf("pruning kept the bad extension: %+v", s)
+			}
+			if !reflect.DeepEqual(s, signed) {
+				t.Fatalf("Prune's verdict %+v, Check's %+v", signed, s)
 			}
 		})
 	}

@@ -29,12 +29,19 @@ type Handler struct {
 	groups  ve.GroupReader
 	keys    KeySource
 	logger  log.Logger
+	// accepted remembers the bundle of the last proposal ProcessProposal
+	// accepted, for the pre-blocker (Accepted).
+	accepted *Accepted
 }
 
 // NewHandler wraps prepare and process.
 func NewHandler(prepare sdk.PrepareProposalHandler, process sdk.ProcessProposalHandler, groups ve.GroupReader, keys KeySource, logger log.Logger) Handler {
-	return Handler{prepare: prepare, process: process, groups: groups, keys: keys, logger: logger}
+	return Handler{prepare: prepare, process: process, groups: groups, keys: keys, logger: logger, accepted: NewAccepted()}
 }
+
+// Accepted is the bundle of the last proposal ProcessProposal accepted,
+// for the pre-blocker to read without decoding it again.
+func (h Handler) Accepted() *Accepted { return h.accepted }
 
 // ExtensionsEnabled reports whether the block at height carries the vote
 // extensions of the block before it, hence a health bundle.
@@ -109,13 +116,11 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 	if err != nil {
 		return nil, err
 	}
-	keys := h.keys(ctx)
-	pruned := Prune(local, ctx.ChainID(), voteHeight, keys, checker.Verdicts)
+	pruned, signed, err := Prune(local, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Verdicts)
 	if dropped := countPruned(local, pruned); dropped > 0 {
 		telemetry.IncrCounter(float32(dropped), ve.MetricKey("pruned_extensions")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 		h.logger.Debug("pruned invalid vote extensions", "height", height, "count", dropped)
 	}
-	signed, err := Check(pruned, CommitInfoOf(pruned), ctx.ChainID(), voteHeight, keys, checker.Verdicts)
 	if err != nil {
 		return nil, err
 	}
@@ -147,33 +152,52 @@ var reject = &abci.ResponseProcessProposal{Status: abci.ResponseProcessProposal_
 // else, or a proposal without one, is rejected.
 func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
 	return func(ctx sdk.Context, req *abci.RequestProcessProposal) (*abci.ResponseProcessProposal, error) {
-		txs := req.Txs
-		if ExtensionsEnabled(ctx, req.Height) {
-			b, found, err := Find(txs)
-			if !found {
-				h.logger.Info("rejecting proposal without a health bundle", "height", req.Height)
-				return reject, nil
-			}
-			if err == nil {
-				telemetry.SetGauge(float32(len(txs[0])), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
-				err = h.verify(ctx, req.Height, b, req.ProposedLastCommit)
-			}
-			if err != nil {
-				h.logger.Info("rejecting proposal with a bad health bundle", "height", req.Height, "err", err)
-				return reject, nil
-			}
-			txs = txs[1:]
-		}
-		for _, tx := range txs {
-			if IsBundle(tx) {
-				h.logger.Info("rejecting proposal with a misplaced health bundle", "height", req.Height)
-				return reject, nil
-			}
+		bundle, txs, err := h.checkBundle(ctx, req)
+		if err != nil {
+			h.logger.Info("rejecting proposal", "height", req.Height, "err", err)
+			return reject, nil
 		}
 		inner := *req
 		inner.Txs = txs
-		return h.process(ctx, &inner)
+		resp, err := h.process(ctx, &inner)
+		if err == nil && resp.Status == abci.ResponseProcessProposal_ACCEPT && len(txs) < len(req.Txs) {
+			h.accepted.remember(req.Txs[0], bundle)
+		}
+		return resp, err
 	}
+}
+
+// Why ProcessProposal rejects a proposal's bundle.
+var (
+	errNoBundle        = errors.New("no health bundle at tx[0]")
+	errMisplacedBundle = errors.New("a health bundle after tx[0]")
+)
+
+// checkBundle is ProcessProposal's check of the bundle: the bundle and the
+// transactions left for the inner handler, or why the proposal is refused.
+func (h Handler) checkBundle(ctx sdk.Context, req *abci.RequestProcessProposal) (Bundle, [][]byte, error) {
+	txs := req.Txs
+	var bundle Bundle
+	if ExtensionsEnabled(ctx, req.Height) {
+		b, found, err := Find(txs)
+		if !found {
+			return Bundle{}, nil, errNoBundle
+		}
+		if err == nil {
+			telemetry.SetGauge(float32(len(txs[0])), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+			err = h.verify(ctx, req.Height, b, req.ProposedLastCommit)
+		}
+		if err != nil {
+			return Bundle{}, nil, fmt.Errorf("bad health bundle: %w", err)
+		}
+		bundle, txs = b, txs[1:]
+	}
+	for _, tx := range txs {
+		if IsBundle(tx) {
+			return Bundle{}, nil, errMisplacedBundle
+		}
+	}
+	return bundle, txs, nil
 }
 
 // verify re-checks a decoded bundle against the block's last commit.

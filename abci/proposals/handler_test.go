@@ -4,6 +4,7 @@ import (
 	"compress/flate"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
@@ -125,11 +126,13 @@ func process(t *testing.T, h Handler, txs [][]byte, last abci.CommitInfo) abci.R
 	return resp.Status
 }
 
-// One named case per attack by a proposer on the bundle.
+// One named case per attack by a proposer on the bundle, in the form
+// {name, build, wantErr}: each builds its proposal from the honest one
+// (failing the test if a builder fails) and must be refused for its own
+// reason, not merely refused.
 func TestProcessRejectsProposerAttacks(t *testing.T) {
 	vals := validators()
-	r := &recorder{}
-	h := newTestHandler(vals, r)
+	h := newTestHandler(vals, &recorder{})
 	ec := healthCommit(t, vals)
 	last := CommitInfoOf(ec)
 	resp, err := h.PrepareProposal()(enabledCtx(2), &abci.RequestPrepareProposal{
@@ -138,90 +141,103 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bundle := resp.Txs[0]
-	b, _ := Decode(bundle)
+	honest := resp.Txs[0]
+	b, err := Decode(honest)
+	if err != nil {
+		t.Fatal(err)
+	}
 	user := []byte{0x0a, 0x01, 0x00}
-	forged := b
-	forged.Samples = []byte{0x05} // executor 0 ok, executor 1 ok
-	forgedBz, _ := Encode(forged)
-	otherEpoch := b
-	otherEpoch.Epoch = 4
-	otherEpochBz, _ := Encode(otherEpoch)
-	otherSize := b
-	otherSize.Members, otherSize.Samples = 3, []byte{0x06} // miss, ok, unknown
-	otherSizeBz, _ := Encode(otherSize)
-	// rebundle: b with the votes it carries changed by edit.
-	rebundle := func(edit func(votes []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo) []byte {
-		carried, err := b.Commit(last)
-		if err != nil {
-			t.Fatal(err)
-		}
-		carried.Votes = edit(carried.Votes)
-		nb, err := NewBundle(carried, b.Epoch, b.Members, b.Samples)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bz, err := Encode(nb)
+	encode := func(t *testing.T, x Bundle) []byte {
+		t.Helper()
+		bz, err := Encode(x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return bz
 	}
-	tamperedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
-		v[3].VoteExtension = append([]byte{}, v[0].VoteExtension...)
-		return v
-	})
-	swappedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
-		v[1].VoteExtension, v[2].VoteExtension = v[2].VoteExtension, v[1].VoteExtension
-		return v
-	})
-	reorderedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
-		v[0], v[1] = v[1], v[0]
-		return v
-	})
-	unsignedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
-		v[2].ExtensionSignature = nil
-		return v
-	})
-	extraBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo { return append(v, v[0]) })
-	prunedBz := rebundle(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
-		v[0].VoteExtension, v[0].ExtensionSignature = nil, nil
-		return v
-	})
-	// Only the bundle with nothing in it may skip verification: epoch 0
-	// with votes carried is not the empty bundle.
-	zeroEpoch := b
-	zeroEpoch.Epoch = 0
-	zeroEpochBz, _ := Encode(zeroEpoch)
-	bomb := b
-	bomb.extensions = stream(t, make([]byte, 8<<20), flate.BestCompression)
-	bombBz, _ := Encode(bomb)
+	// edited is b with its fields changed by edit.
+	edited := func(edit func(*Bundle)) func(t *testing.T) [][]byte {
+		return func(t *testing.T) [][]byte {
+			x := b
+			edit(&x)
+			return [][]byte{encode(t, x)}
+		}
+	}
+	// rebundled is b with the votes it carries changed by edit.
+	rebundled := func(edit func(votes []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo) func(t *testing.T) [][]byte {
+		return func(t *testing.T) [][]byte {
+			carried, err := b.Commit(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			carried.Votes = edit(carried.Votes)
+			nb, err := NewBundle(carried, b.Epoch, b.Members, b.Samples)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return [][]byte{encode(t, nb)}
+		}
+	}
+	txs := func(txs ...[]byte) func(*testing.T) [][]byte { return func(*testing.T) [][]byte { return txs } }
 	cases := []struct {
-		name string
-		txs  [][]byte
+		name    string
+		build   func(t *testing.T) [][]byte
+		wantErr string
 	}{
-		{"proposer omits the bundle", [][]byte{user}},
-		{"empty proposal", nil},
-		{"proposer moves the bundle", [][]byte{user, bundle}},
-		{"proposer duplicates the bundle", [][]byte{bundle, bundle}},
-		{"user transaction at index 0", [][]byte{user}},
-		{"proposer forges the samples", [][]byte{forgedBz}},
-		{"proposer claims another epoch", [][]byte{otherEpochBz}},
-		{"proposer claims another group size", [][]byte{otherSizeBz}},
-		{"proposer copies an extension to another validator", [][]byte{tamperedBz}},
-		{"proposer swaps extensions between validators", [][]byte{swappedBz}},
-		{"proposer reorders the votes", [][]byte{reorderedBz}},
-		{"proposer drops a signature", [][]byte{unsignedBz}},
-		{"proposer adds a vote", [][]byte{extraBz}},
-		{"proposer sends a decompression bomb", [][]byte{bombBz}},
-		{"proposer passes a bundle with votes off as empty (epoch 0)", [][]byte{zeroEpochBz}},
-		{"proposer prunes honest extensions below 2/3", [][]byte{prunedBz}},
-		{"garbage behind the prefix", [][]byte{append(append([]byte{}, prefix...), 0xff)}},
+		{"proposer omits the bundle", txs(user), errNoBundle.Error()},
+		{"empty proposal", txs(), errNoBundle.Error()},
+		{"proposer moves the bundle", txs(user, honest), errNoBundle.Error()},
+		{"proposer duplicates the bundle", txs(honest, honest), errMisplacedBundle.Error()},
+		{"proposer forges the samples", edited(func(x *Bundle) { x.Samples = []byte{0x05} }), // executor 0 ok, executor 1 ok
+			"samples do not follow from the commit"},
+		{"proposer claims another epoch", edited(func(x *Bundle) { x.Epoch = 4 }), "bundle for epoch 4 of 2 members"},
+		{"proposer claims another group size", edited(func(x *Bundle) { x.Members, x.Samples = 3, []byte{0x06} }), // miss, ok, unknown
+			"bundle for epoch 3 of 3 members"},
+		{"proposer copies an extension to another validator", rebundled(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+			v[3].VoteExtension = append([]byte{}, v[0].VoteExtension...)
+			return v
+		}), "vote 3: validator"},
+		{"proposer swaps extensions between validators", rebundled(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+			v[1].VoteExtension, v[2].VoteExtension = v[2].VoteExtension, v[1].VoteExtension
+			return v
+		}), "bad extension signature"},
+		{"proposer reorders the votes", rebundled(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+			v[0], v[1] = v[1], v[0]
+			return v
+		}), "vote 0: validator"}, // the carried pairs follow the last commit's order: vote 0 is checked under its own key
+
+		{"proposer drops a signature", rebundled(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+			v[2].ExtensionSignature = nil
+			return v
+		}), "vote 2: no extension signature"},
+		{"proposer adds a vote", rebundled(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo { return append(v, v[0]) }),
+			"after the last entry"},
+		{"proposer sends a decompression bomb", edited(func(x *Bundle) {
+			x.extensions = stream(t, make([]byte, 8<<20), flate.BestCompression)
+		}), "inflate"},
+		// Only the bundle with nothing in it may skip verification: epoch 0
+		// with votes carried is not the empty bundle.
+		{"proposer passes a bundle with votes off as empty (epoch 0)", edited(func(x *Bundle) { x.Epoch = 0 }),
+			"bundle for epoch 0 of 2 members"},
+		{"proposer prunes honest extensions below 2/3", rebundled(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo {
+			v[0].VoteExtension, v[0].ExtensionSignature = nil, nil
+			return v
+		}), "need more than 2/3"},
+		{"garbage behind the prefix", txs(append(append([]byte{}, prefix...), 0xff)), ErrBadBundle.Error()},
 	}
 	for _, c := range cases {
-		if got := process(t, h, c.txs, last); got != abci.ResponseProcessProposal_REJECT {
-			t.Errorf("%s: %s", c.name, got)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			proposal := c.build(t)
+			_, _, err := h.checkBundle(enabledCtx(2), &abci.RequestProcessProposal{
+				Height: testHeight + 1, Txs: proposal, ProposedLastCommit: last,
+			})
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err %v, want %q", err, c.wantErr)
+			}
+			if got := process(t, h, proposal, last); got != abci.ResponseProcessProposal_REJECT {
+				t.Fatalf("status %s", got)
+			}
+		})
 	}
 	if got := process(t, h, [][]byte{emptyBundle(), user}, last); got != abci.ResponseProcessProposal_ACCEPT {
 		t.Errorf("a proposer may withhold attestations with an empty bundle: %s", got)

@@ -3,6 +3,7 @@ package proposals
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -99,13 +100,19 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 			ec.Votes = append(ec.Votes, vote)
 		}
 		check := ve.NewChecker(context.Background(), group{epoch: epoch, n: n}, testHeight).Verdicts
-		pruned := Prune(ec, testChain, testHeight, keysOf(vals), check)
+		pruned, proposed, pruneErr := Prune(ec, testChain, testHeight, keysOf(vals), check)
 		// Through the wire: what validators check is the commit rebuilt
 		// from the bundle's bytes and their own last commit.
 		rebuilt := throughTheWire(t, pruned, epoch, n)
 		signed, err := Check(rebuilt, CommitInfoOf(ec), testChain, testHeight, keysOf(vals), check)
+		if (err == nil) != (pruneErr == nil) {
+			t.Fatalf("run %d: the proposer's verdict (%v) is not the validators' (%v)", run, pruneErr, err)
+		}
 		if err != nil {
 			continue // fewer than 2/3 valid after pruning: the proposer sends an empty bundle
+		}
+		if !reflect.DeepEqual(proposed, signed) {
+			t.Fatalf("run %d: the proposer counted %+v, the validators %+v", run, proposed, signed)
 		}
 		built++
 		samples, err := aggregate.Aggregate(signed.Votes, n)
