@@ -38,46 +38,52 @@ for n in "${names[@]}"; do addr[$n]=$("$BIN" keys show "$n" -a "${KR[@]}"); done
 victim=exec1
 victim_url="http://127.0.0.1:$((8080 + PORT_OFFSET + 1))"
 
-# line H: one block, each executor's state (H healthy, X excluded, P probe)
-# and the requests the load driver routed to it at that height.
+# line H: one block: each executor's state after block H (H healthy, X
+# excluded, P probe) and the requests the load driver drew from that
+# state (routed to blocks after H), a * marking a probe. Both are read at
+# height H, whatever the chain has reached since: a draw from state H only
+# reaches an X executor through the all-excluded fallback.
 line() {
   local h=$1 states out=""
-  states=$(curl -fsS --max-time 2 "$api/excluded_executors?pagination.limit=1000" |
+  states=$(curl -fsS --max-time 2 -H "x-cosmos-block-height: $h" "$api/excluded_executors?pagination.limit=1000" |
     jq -r '.executors[] | "\(.address) \(.state)"' 2>/dev/null || true)
   for n in "${names[@]}"; do
-    local s=H req=0
+    local s=H req=0 probes=0 mark=" "
     case "$(grep "^${addr[$n]} " <<<"$states" | cut -d' ' -f2)" in
       HEALTH_STATE_EXCLUDED) s=X ;;
       HEALTH_STATE_PROBE) s=P ;;
     esac
-    [ -f "$events" ] && req=$(jq -r --arg a "${addr[$n]}" --argjson h "$h" \
-      'select(.executor == $a and .height == $h) | .inference_id' "$events" 2>/dev/null | wc -l)
-    out+=$(printf '  %s %s %2d' "$n" "$s" "$req")
+    if [ -f "$events" ]; then
+      req=$(jq -r --arg a "${addr[$n]}" --argjson h "$h" \
+        'select(.executor == $a and .height == $h) | .inference_id' "$events" 2>/dev/null | wc -l)
+      probes=$(jq -r --arg a "${addr[$n]}" --argjson h "$h" \
+        'select(.executor == $a and .height == $h and .probe == true) | .inference_id' "$events" 2>/dev/null | wc -l)
+    fi
+    [ "$probes" -gt 0 ] && mark="*"
+    out+=$(printf '  %s %s %2d%s' "$n" "$s" "$req" "$mark")
   done
   printf '%6d %s  %s\n' "$h" "$out" "${2:-}"
 }
 
-# follow prints one line per new block until the victim's state is $1,
-# and marks that block with $2.
+# follow prints one line per block until the victim's state is $1, and
+# marks that block with $2. A block's line is printed once the next one is
+# committed: the load driver draws from a block's state while the next one
+# is being made, so its requests are all known by then.
 follow() {
   local want=$1 reached=$2 last h st
   last=$(height)
   while :; do
     h=$(height)
-    if [ "$h" -gt "$last" ]; then
-      # A block the loop was too slow to see gets its line too.
-      while [ $((last + 1)) -lt "$h" ]; do
-        last=$((last + 1))
-        line "$last"
-      done
-      last=$h
-      st=$(curl -fsS --max-time 2 "$api/executor_health/${addr[$victim]}" | jq -r '.health.state' 2>/dev/null || echo "")
+    while [ $((last + 1)) -lt "$h" ]; do
+      last=$((last + 1))
+      st=$(curl -fsS --max-time 2 -H "x-cosmos-block-height: $last" "$api/executor_health/${addr[$victim]}" |
+        jq -r '.health.state' 2>/dev/null || echo "")
       if [ "$st" = "$want" ]; then
-        line "$h" "$reached"
+        line "$last" "$reached"
         return 0
       fi
-      line "$h"
-    fi
+      line "$last"
+    done
     sleep 0.2
   done
 }
@@ -85,8 +91,8 @@ follow() {
 cat <<INFO
 
   Circuit breaker demo: $victim goes dark, is excluded, comes back, is restored.
-  Each line is a block: executor, state (H healthy, X excluded, P probe) and
-  requests routed to it at that height by the load driver.
+  Each line is a block H: executor, its state after H (H healthy, X excluded,
+  P probe) and the requests the load driver drew from that state (* a probe).
 
 INFO
 start=$(height)

@@ -13,7 +13,7 @@ import (
 )
 
 // chain is this project's design, modelled block by block the way
-// x/inference/health and the keeper run it: outcomes are queued and
+// x/inference/breakerstore and the keeper run it: outcomes are queued and
 // applied by the next block's step through x/inference/judge (evidence
 // ledger, then breaker), attested samples after them, the exclusion cap,
 // the SPRT over counted misses, the transfer agents' standing, the probe
@@ -120,10 +120,10 @@ func (s *chain) State(e int) State {
 	return Healthy
 }
 
-// BeginBlock is health.Store.Step: promote, queued traffic, attested.
+// BeginBlock is breakerstore.Store.Step: promote, queued traffic, attested.
 func (s *chain) BeginBlock(h int64, attested []aggregate.Sample) {
 	s.height = h
-	// The step (health.Store.Step) drops an ok for an executor that has no
+	// The step (breakerstore.Store.Step) drops an ok for an executor that has no
 	// record and nothing queued: it would change nothing.
 	attested = slices.DeleteFunc(slices.Clone(attested), func(a aggregate.Sample) bool {
 		return !a.Miss && !s.execs[a.Index].stored && len(s.execs[a.Index].pending) == 0
@@ -184,7 +184,7 @@ func (s *chain) applyAttested(h int64, e int, miss bool) {
 	s.save(e)
 }
 
-// save is health.Store.save for memory: a record that became plain is
+// save is breakerstore.Store.save for memory: a record that became plain is
 // dropped, and reads back as a fresh executor's.
 func (s *chain) save(e int) {
 	x := &s.execs[e]
@@ -276,7 +276,7 @@ func (s *chain) refund(a int) {
 	}
 }
 
-// queue is health.Store.QueueOutcome.
+// queue is breakerstore.Store.QueueOutcome.
 func (s *chain) queue(inf *Inference) {
 	x := &s.execs[inf.Exec]
 	q := pendingOutcome{inf: *inf}

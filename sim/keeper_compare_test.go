@@ -31,7 +31,7 @@ type agentView struct {
 }
 
 // simView is the simulator's executor as the keeper would show it: the
-// enums are the breaker's, as x/inference/health converts them, and each
+// enums are the breaker's, as x/inference/breakerstore converts them, and each
 // kind's window is counted over that kind's trip-rule window.
 func simView(x execState, rules breaker.Params) execView {
 	r := x.Record

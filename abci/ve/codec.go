@@ -143,15 +143,6 @@ func rejection(bz []byte) error {
 	return ErrNonCanonical
 }
 
-// Validate checks a decoded (packed), non-empty extension against the
-// epoch whose group has n members.
-func Validate(ext types.HealthVoteExtension, epoch uint64, n int) error {
-	if err := checkEpoch(ext, epoch); err != nil {
-		return err
-	}
-	return verdict.Check(ext.Verdicts, n)
-}
-
 func checkEpoch(ext types.HealthVoteExtension, epoch uint64) error {
 	if ext.EpochIndex != epoch {
 		return fmt.Errorf("%w: %d, current %d", ErrWrongEpoch, ext.EpochIndex, epoch)

@@ -46,7 +46,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if out.EpochIndex != 7 || !bytes.Equal(out.Verdicts, in.Verdicts) {
 		t.Fatalf("round trip: %+v", out)
 	}
-	if err := Validate(out, 7, 3); err != nil {
+	if err := validate(out, 7, 3); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,13 +131,13 @@ func TestCompactExtensionSizes(t *testing.T) {
 
 func TestValidateRejectsWrongEpochAndLength(t *testing.T) {
 	e := ext(t, 5, verdict.OK, verdict.OK, verdict.OK)
-	if err := Validate(e, 4, 3); !errors.Is(err, ErrWrongEpoch) {
+	if err := validate(e, 4, 3); !errors.Is(err, ErrWrongEpoch) {
 		t.Errorf("previous epoch: %v", err)
 	}
-	if err := Validate(e, 5, 5); !errors.Is(err, verdict.ErrLength) {
+	if err := validate(e, 5, 5); !errors.Is(err, verdict.ErrLength) {
 		t.Errorf("group of 5 given 3 verdicts' bytes: %v", err)
 	}
-	if err := Validate(e, 5, 3); err != nil {
+	if err := validate(e, 5, 3); err != nil {
 		t.Errorf("valid: %v", err)
 	}
 }
@@ -191,7 +191,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil || !bytes.Equal(again, bz) {
 			t.Fatalf("accepted %x but re-encodes to %x", bz, again)
 		}
-		_ = Validate(e, e.EpochIndex, n)
+		_ = validate(e, e.EpochIndex, n)
 	})
 }
 
@@ -279,4 +279,13 @@ func BenchmarkExtensionSize(b *testing.B) {
 			})
 		}
 	}
+}
+
+// validate checks a decoded (packed), non-empty extension against the
+// epoch whose group has n members.
+func validate(ext types.HealthVoteExtension, epoch uint64, n int) error {
+	if err := checkEpoch(ext, epoch); err != nil {
+		return err
+	}
+	return verdict.Check(ext.Verdicts, n)
 }

@@ -139,7 +139,7 @@ func FuzzVerifyVoteExtension(f *testing.F) {
 				return
 			}
 			e, err := Decode(bz, n)
-			if err != nil || Validate(e, 3, n) != nil {
+			if err != nil || validate(e, 3, n) != nil {
 				t.Fatalf("accepted %x: %v", bz, err)
 			}
 		case abci.ResponseVerifyVoteExtension_REJECT:

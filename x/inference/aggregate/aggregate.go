@@ -19,7 +19,7 @@ import (
 
 // Vote is one validator's valid extension: its power as recorded in the
 // verified commit, and its verdicts in either compact form
-// (verdict.CheckEither: a packing of n, or a sparse list of exceptions;
+// (either form verdict.CheckCompact reads: a packing of n, or a sparse list of exceptions;
 // extensions carry the canonical one), unless it abstains.
 type Vote struct {
 	Power    int64
@@ -232,20 +232,4 @@ func distinct(votes []Vote) []Vote {
 		out = append(out, v)
 	}
 	return out
-}
-
-// Pack encodes samples for a group of n as packed verdicts (no sample is
-// unknown), the form a health bundle carries.
-func Pack(samples []Sample, n int) ([]byte, error) {
-	vs := make([]verdict.Verdict, n)
-	for _, s := range samples {
-		if s.Index < 0 || s.Index >= n {
-			return nil, fmt.Errorf("sample for executor %d outside a group of %d", s.Index, n)
-		}
-		vs[s.Index] = verdict.OK
-		if s.Miss {
-			vs[s.Index] = verdict.Miss
-		}
-	}
-	return verdict.Pack(vs)
 }

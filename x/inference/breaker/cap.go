@@ -12,16 +12,3 @@ func WithinCap(excluded, w, total uint64, pct uint32) bool {
 	rhsHi, rhsLo := bits.Mul64(total, uint64(pct))
 	return lhsHi < rhsHi || (lhsHi == rhsHi && lhsLo <= rhsLo)
 }
-
-// ProbeWeight is the weight a PROBE executor is offered at: the average
-// weight of the healthy candidates (at least 1). The probe slot already
-// bounds what a still-dead executor costs to one request, so the weight
-// only decides how soon a recovered one is tried; at weight 1 among a
-// large total weight it could wait for thousands of requests. Selection
-// never offers a probe more than its own epoch weight.
-func ProbeWeight(healthyWeight, healthy uint64) uint64 {
-	if healthy == 0 {
-		return 1
-	}
-	return max(1, healthyWeight/healthy)
-}

@@ -4,7 +4,7 @@
 // word is therefore never enough. An executor's ledger keeps the misses
 // among its last traffic outcomes, each with its agent; a miss counts
 // against the executor only when it is corroborated, and is held until
-// then. Pure values and integer arithmetic: the store (x/inference/health)
+// then. Pure values and integer arithmetic: the store (x/inference/breakerstore)
 // keeps the ledger in the executor's breaker record.
 package evidence
 

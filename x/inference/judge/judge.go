@@ -2,7 +2,7 @@
 // does to an executor: the outcome passes through the evidence ledger, the
 // verdicts the ledger gives pass through the breaker, and the effects the
 // store must record come back in the order they happened. Pure values and
-// integer arithmetic: x/inference/health applies the effects to the store,
+// integer arithmetic: x/inference/breakerstore applies the effects to the store,
 // and the outage simulator (sim/) runs this very code, so the two cannot
 // drift apart.
 package judge

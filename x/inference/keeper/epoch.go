@@ -77,7 +77,7 @@ func (k Keeper) startEpoch(ctx context.Context, index uint64, height int64) erro
 	if err != nil {
 		return err
 	}
-	if err := k.health.Clear(ctx); err != nil {
+	if err := k.breaker.Clear(ctx); err != nil {
 		return err
 	}
 	if err := k.EpochMembers.Clear(ctx, nil); err != nil {

@@ -15,7 +15,7 @@ import (
 // inferences, the prune index from the closed ones (genesis_inferences.go), the member index and
 // model weights from the group, the participant and agent counts and leaving indexes from their
 // records, and the breaker's indexes from
-// its records (health.Store).
+// its records (breakerstore.Store).
 func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := gs.Validate(k.addressCodec); err != nil {
 		return fmt.Errorf("invalid x/inference genesis: %w", err)
@@ -57,7 +57,7 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	if err := k.agents.InitGenesis(ctx, gs.TransferAgents); err != nil {
 		return err
 	}
-	return k.health.InitGenesis(ctx, gs)
+	return k.breaker.InitGenesis(ctx, gs)
 }
 
 // ExportGenesis writes the whole module state.
@@ -92,7 +92,7 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 	if err := k.agents.ExportGenesis(ctx, gs); err != nil {
 		return nil, err
 	}
-	if err := k.health.ExportGenesis(ctx, gs); err != nil {
+	if err := k.breaker.ExportGenesis(ctx, gs); err != nil {
 		return nil, err
 	}
 	return gs, nil

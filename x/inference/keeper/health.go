@@ -10,7 +10,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/agents"
-	"github.com/inferenced/inferenced/x/inference/health"
+	"github.com/inferenced/inferenced/x/inference/breakerstore"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -19,7 +19,7 @@ import (
 // app's pre-blocker makes into the module: the block's attested samples as
 // its health bundle carries them (the epoch they attest about, the size of
 // that epoch's group and the packed verdicts; none when the block has no
-// bundle), then health.Store.Step (promotions due now, the traffic
+// bundle), then breakerstore.Store.Step (promotions due now, the traffic
 // outcomes queued by the previous block, the attested samples), then the
 // miss verdicts the step reached, in order: a counted miss runs the SPRT,
 // and every verdict updates its agent's standing (judge.Standing). It
@@ -39,7 +39,7 @@ func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samp
 	if err != nil {
 		return 0, 0, fmt.Errorf("load params: %w", err)
 	}
-	applied, err := k.health.Step(ctx, health.Block{Params: params, Attested: att})
+	applied, err := k.breaker.Step(ctx, breakerstore.Block{Params: params, Attested: att})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -59,35 +59,35 @@ func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samp
 
 // attestation is the block's samples if they attest about the current
 // epoch's group, none otherwise.
-func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int, samples []byte) (health.Attestation, error) {
+func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int, samples []byte) (breakerstore.Attestation, error) {
 	if len(samples) == 0 {
-		return health.Attestation{}, nil
+		return breakerstore.Attestation{}, nil
 	}
 	epoch, err := k.currentEpoch(ctx)
 	if errors.Is(err, types.ErrNoEpoch) {
-		return health.Attestation{}, nil
+		return breakerstore.Attestation{}, nil
 	}
 	if err != nil {
-		return health.Attestation{}, err
+		return breakerstore.Attestation{}, err
 	}
 	if epoch.Index != epochIndex {
-		return health.Attestation{}, nil
+		return breakerstore.Attestation{}, nil
 	}
 	if members != int(epoch.Members) {
 		sdk.UnwrapSDKContext(ctx).Logger().Error("health bundle does not fit the epoch group; no attested samples applied",
 			"module", types.ModuleName, "epoch", epochIndex, "bundle_members", members, "group_members", epoch.Members)
-		return health.Attestation{}, nil
+		return breakerstore.Attestation{}, nil
 	}
-	return health.Attestation{Members: members, Samples: samples}, nil
+	return breakerstore.Attestation{Members: members, Samples: samples}, nil
 }
 
-// reads is what the keeper lets the stores it composes read (health.Reads,
+// reads is what the keeper lets the stores it composes read (breakerstore.Reads,
 // agents.Reads): its own collections, never written through here.
 type reads struct{ k Keeper }
 
 var (
-	_ health.Reads = reads{}
-	_ agents.Reads = reads{}
+	_ breakerstore.Reads = reads{}
+	_ agents.Reads       = reads{}
 )
 
 func (r reads) MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bool, error) {

@@ -71,7 +71,7 @@ func checkBreakerInvariants(t *testing.T, f *fixture, p types.Params) {
 	if epoch.StartHeight == f.height {
 		requireBreakerEmpty(t, f)
 	}
-	// census checks the indexes against the records (health.Store.Invariants):
+	// census checks the indexes against the records (breakerstore.Store.Invariants):
 	// the record count, the queued mark, the cooldown index holding exactly
 	// the EXCLUDED records at their eligible height, the gates exactly the
 	// EXCLUDED and PROBE ones.

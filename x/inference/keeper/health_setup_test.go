@@ -128,7 +128,7 @@ func (f *fixture) runUntil(limit int, cond func() bool) {
 
 // census is the breaker's state as the tests read it back: its records and
 // queued outcomes, read once every index save derives from them has been
-// checked to be in step with them (health.Store.Invariants: the record
+// checked to be in step with them (breakerstore.Store.Invariants: the record
 // count, the queued mark, the cooldown index and the gates).
 type census struct {
 	Records  []types.ExecutorHealth

@@ -104,7 +104,7 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 // is refused (types.ErrProbeTaken), except in shadow mode
 // (health_cb_enforce false), where its start is simply no probe.
 func (k Keeper) claimProbe(ctx context.Context, executor sdk.AccAddress, agent, id string) error {
-	refused := k.health.ClaimProbe(ctx, executor, agent, id)
+	refused := k.breaker.ClaimProbe(ctx, executor, agent, id)
 	if !errors.Is(refused, types.ErrProbeTaken) {
 		return refused
 	}
@@ -158,7 +158,7 @@ func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddres
 	if err := k.agents.Finished(ctx, inf.TransferAgent); err != nil {
 		return err
 	}
-	if err := k.health.QueueOutcome(ctx, inf, false); err != nil {
+	if err := k.breaker.QueueOutcome(ctx, inf, false); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceFinished{
@@ -213,7 +213,7 @@ func (k Keeper) expire(ctx context.Context, entry HeightKey, height int64, param
 	}
 	// The miss counts against the executor (breaker and SPRT) only once
 	// the breaker's evidence ledger finds it corroborated (next block).
-	if err := k.health.QueueOutcome(ctx, inf, true); err != nil {
+	if err := k.breaker.QueueOutcome(ctx, inf, true); err != nil {
 		return err
 	}
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{

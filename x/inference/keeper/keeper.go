@@ -1,6 +1,6 @@
 // Package keeper holds x/inference state and the state transitions of
 // participants, epochs and inferences, and composes the stores that own the
-// rest: the circuit breaker's (x/inference/health) and the transfer
+// rest: the circuit breaker's (x/inference/breakerstore) and the transfer
 // agents' (x/inference/agents). Message and query servers are thin shells
 // over these methods. A Keeper is a plain value over the store: it holds
 // no node memory (the query path's route tables are x/inference/routes).
@@ -18,8 +18,8 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/agents"
+	"github.com/inferenced/inferenced/x/inference/breakerstore"
 	"github.com/inferenced/inferenced/x/inference/escrow"
-	"github.com/inferenced/inferenced/x/inference/health"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -35,9 +35,9 @@ type Keeper struct {
 	// the query path's route tables read raw bytes through it).
 	storeService corestore.KVStoreService
 
-	// health is the circuit breaker's store, the only writer of its
+	// breaker is the circuit breaker's store, the only writer of its
 	// collections (prefixes 8-12, 14, 15).
-	health health.Store
+	breaker breakerstore.Store
 	// agents is the transfer agents' store, the only writer of its
 	// collections (prefixes 16-18).
 	agents agents.Store
@@ -110,7 +110,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
 	}
 	r := reads{k: k}
-	k.health = health.NewStore(sb, cdc, addressCodec, r)
+	k.breaker = breakerstore.NewStore(sb, cdc, addressCodec, r)
 	k.agents = agents.NewStore(sb, cdc, addressCodec, r, k.escrow)
 	schema, err := sb.Build()
 	if err != nil {
@@ -136,7 +136,7 @@ func (k Keeper) Codec() codec.BinaryCodec { return k.cdc }
 // Breaker is the circuit breaker's store, for the reads and the upkeep
 // other x/inference packages do through its own methods (queries, routes,
 // migrations).
-func (k Keeper) Breaker() health.Store { return k.health }
+func (k Keeper) Breaker() breakerstore.Store { return k.breaker }
 
 // Agents is the transfer agents' store.
 func (k Keeper) Agents() agents.Store { return k.agents }

@@ -24,7 +24,7 @@ func withDefaultTrafficRule(p types.Params) types.Params {
 	return p
 }
 
-// A version-2 store has one trip rule, the seed's four params, which
+// A version-2 store has one trip rule, the unprefixed health_cb_* params, which
 // governance may have tuned. The migration gives traffic samples the
 // default traffic rule and leaves the four (now the attested rule) as
 // stored.

@@ -21,7 +21,7 @@ func (q queryServer) ExecutorHealth(ctx context.Context, req *types.QueryExecuto
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	st, err := q.k.health.Status(ctx, addr, params.BreakerParams())
+	st, err := q.k.breaker.Status(ctx, addr, params.BreakerParams())
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -36,7 +36,7 @@ func (q queryServer) ExcludedExecutors(ctx context.Context, req *types.QueryExcl
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	out, page, err := q.k.health.NotHealthy(ctx, req.Pagination, params.BreakerParams())
+	out, page, err := q.k.breaker.NotHealthy(ctx, req.Pagination, params.BreakerParams())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

@@ -51,7 +51,7 @@ func (k Keeper) HealthFilter(ctx context.Context, height int64) (selection.Filte
 		return nil, nil
 	}
 	return func(pool []types.Candidate) ([]types.Candidate, error) {
-		return k.health.Filter(ctx, height, pool)
+		return k.breaker.Filter(ctx, height, pool)
 	}, nil
 }
 
@@ -131,7 +131,7 @@ func (k Keeper) CheckRoutable(ctx context.Context, executor sdk.AccAddress, mode
 	if !params.HealthCbEnforce {
 		return nil
 	}
-	refused := k.health.CheckStart(ctx, executor)
+	refused := k.breaker.CheckStart(ctx, executor)
 	if refused == nil {
 		return nil
 	}

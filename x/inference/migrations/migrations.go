@@ -4,7 +4,7 @@
 // validates. Each step is a package of its own: v2 (1 to 2), v3 (2 to 3),
 // v4 (3 to 4); the module registers them. A migration reads and writes
 // the keeper's collections and changes the breaker's records only through
-// health.Store's rewrite methods, which keep its indexes.
+// breakerstore.Store's rewrite methods, which keep its indexes.
 package migrations
 
 import (

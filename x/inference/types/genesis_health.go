@@ -17,39 +17,10 @@ const MaxHealthHeight int64 = 1 << 60
 // validateHealth checks the circuit-breaker part of a genesis: one record
 // per executor at most, values the breaker can hold, a probe that is an
 // inference of its executor, STARTED or with its outcome queued, and
-// pending samples with unique keys below the sequence.
+// pending samples with unique keys below the sequence, each the outcome of
+// its inference.
 func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]struct{}) error {
-	// By (agent, id), as the store keys them; Validate has checked the
-	// agents decode.
-	inferences := make(map[string]Inference, len(gs.Inferences))
-	for _, inf := range gs.Inferences {
-		key, _ := inferenceKey(ac, inf.TransferAgent, inf.InferenceId)
-		inferences[key] = inf
-	}
-	lookup := func(agent, id string) (Inference, bool) {
-		key, err := inferenceKey(ac, agent, id)
-		if err != nil {
-			return Inference{}, false
-		}
-		inf, ok := inferences[key]
-		return inf, ok
-	}
-	// The inferences whose outcome is queued, by (agent, id); the loop over
-	// pending samples below checks each is that inference's outcome.
-	queued := make(map[string]struct{}, len(gs.PendingSamples))
-	for _, p := range gs.PendingSamples {
-		if key, err := inferenceKey(ac, p.Sample.Agent, p.Sample.InferenceId); err == nil {
-			queued[key] = struct{}{}
-		}
-	}
-	outcomeQueued := func(agent, id string) bool {
-		key, err := inferenceKey(ac, agent, id)
-		if err != nil {
-			return false
-		}
-		_, ok := queued[key]
-		return ok
-	}
+	idx := indexInferences(ac, gs)
 	seen := make(map[string]struct{}, len(gs.ExecutorHealth))
 	for _, h := range gs.ExecutorHealth {
 		bz, err := CanonicalAddress(ac, h.Address)
@@ -65,35 +36,8 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 			return fmt.Errorf("executor_health %s listed twice", h.Address)
 		}
 		seen[string(bz)] = struct{}{}
-		if err := ValidateExecutorHealth(h); err != nil {
+		if err := idx.validateRecord(h); err != nil {
 			return fmt.Errorf("executor_health %s: %w", h.Address, err)
-		}
-		for _, m := range h.RecentMisses {
-			if _, err := CanonicalAddress(ac, m.Agent); err != nil {
-				return fmt.Errorf("executor_health %s: recent miss agent %q: %w", h.Address, m.Agent, err)
-			}
-		}
-		for _, a := range h.AttestedCredited {
-			if _, err := CanonicalAddress(ac, a); err != nil {
-				return fmt.Errorf("executor_health %s: attested_credited agent %q: %w", h.Address, a, err)
-			}
-		}
-		if h.ProbeInferenceId != "" {
-			if _, err := CanonicalAddress(ac, h.ProbeAgent); err != nil {
-				return fmt.Errorf("executor_health %s: probe_agent %q: %w", h.Address, h.ProbeAgent, err)
-			}
-			probe, ok := lookup(h.ProbeAgent, h.ProbeInferenceId)
-			// A probe that finished or expired in the exported block holds
-			// the slot until the next block's step applies its queued
-			// outcome, which always clears it (the live chain's state
-			// between the two). A closed probe with nothing queued would
-			// hold the slot until the epoch ends; so would one started
-			// before its record's last state change (ignored as stale).
-			live := probe.Status == INFERENCE_STATUS_STARTED || outcomeQueued(h.ProbeAgent, h.ProbeInferenceId)
-			if !ok || !live || probe.Executor != h.Address || probe.StartHeight < h.SinceHeight {
-				return fmt.Errorf("executor_health %s: probe %q of transfer agent %s is not a STARTED inference of this executor since its PROBE began, nor a closed one whose outcome is queued",
-					h.Address, h.ProbeInferenceId, h.ProbeAgent)
-			}
 		}
 	}
 	keys := make(map[string]struct{}, len(gs.PendingSamples))
@@ -113,23 +57,111 @@ func (gs GenesisState) validateHealth(ac address.Codec, participants map[string]
 		if p.Sequence >= gs.SampleSequence {
 			return fmt.Errorf("pending sample sequence %d is not below sample_sequence %d", p.Sequence, gs.SampleSequence)
 		}
-		if err := ValidateInferenceID(p.Sample.InferenceId); err != nil {
+		if err := idx.validatePending(p); err != nil {
 			return fmt.Errorf("pending sample %d: %w", p.Sequence, err)
 		}
-		if p.Sample.PriorOks > breaker.MaxWindow {
-			return fmt.Errorf("pending sample %d: prior_oks %d exceeds %d", p.Sequence, p.Sample.PriorOks, breaker.MaxWindow)
+	}
+	return nil
+}
+
+// inferenceIndex is a genesis's inferences by (agent, id), as the store
+// keys them, and which of them have their outcome queued.
+type inferenceIndex struct {
+	ac     address.Codec
+	byKey  map[string]Inference
+	queued map[string]struct{}
+}
+
+// indexInferences indexes gs's inferences (Validate has checked their
+// agents decode) and the inferences its pending samples name (each is
+// checked to be that inference's outcome by validatePending).
+func indexInferences(ac address.Codec, gs GenesisState) inferenceIndex {
+	x := inferenceIndex{ac: ac, byKey: make(map[string]Inference, len(gs.Inferences)), queued: make(map[string]struct{}, len(gs.PendingSamples))}
+	for _, inf := range gs.Inferences {
+		key, _ := inferenceKey(ac, inf.TransferAgent, inf.InferenceId)
+		x.byKey[key] = inf
+	}
+	for _, p := range gs.PendingSamples {
+		if key, err := inferenceKey(ac, p.Sample.Agent, p.Sample.InferenceId); err == nil {
+			x.queued[key] = struct{}{}
 		}
-		// A pending sample is the outcome of a closed inference of its
-		// executor; anything else would count an outcome twice or invent one.
-		inf, ok := lookup(p.Sample.Agent, p.Sample.InferenceId)
-		wantStatus := INFERENCE_STATUS_FINISHED
-		if p.Sample.Miss {
-			wantStatus = INFERENCE_STATUS_EXPIRED
+	}
+	return x
+}
+
+func (x inferenceIndex) lookup(agent, id string) (Inference, bool) {
+	key, err := inferenceKey(x.ac, agent, id)
+	if err != nil {
+		return Inference{}, false
+	}
+	inf, ok := x.byKey[key]
+	return inf, ok
+}
+
+func (x inferenceIndex) outcomeQueued(agent, id string) bool {
+	key, err := inferenceKey(x.ac, agent, id)
+	if err != nil {
+		return false
+	}
+	_, ok := x.queued[key]
+	return ok
+}
+
+// validateRecord checks one breaker record: its values, the agents it
+// names, and its probe.
+func (x inferenceIndex) validateRecord(h ExecutorHealth) error {
+	if err := ValidateExecutorHealth(h); err != nil {
+		return err
+	}
+	for _, m := range h.RecentMisses {
+		if _, err := CanonicalAddress(x.ac, m.Agent); err != nil {
+			return fmt.Errorf("recent miss agent %q: %w", m.Agent, err)
 		}
-		if !ok || inf.Executor != p.Executor || inf.Status != wantStatus || inf.StartHeight != p.Sample.StartHeight ||
-			inf.TransferAgent != p.Sample.Agent || inf.EndHeight != p.Sample.EndHeight {
-			return fmt.Errorf("pending sample %d: not the outcome of inference %q of %s", p.Sequence, p.Sample.InferenceId, p.Executor)
+	}
+	for _, a := range h.AttestedCredited {
+		if _, err := CanonicalAddress(x.ac, a); err != nil {
+			return fmt.Errorf("attested_credited agent %q: %w", a, err)
 		}
+	}
+	if h.ProbeInferenceId == "" {
+		return nil
+	}
+	if _, err := CanonicalAddress(x.ac, h.ProbeAgent); err != nil {
+		return fmt.Errorf("probe_agent %q: %w", h.ProbeAgent, err)
+	}
+	probe, ok := x.lookup(h.ProbeAgent, h.ProbeInferenceId)
+	// A probe that finished or expired in the exported block holds the
+	// slot until the next block's step applies its queued outcome, which
+	// always clears it (the live chain's state between the two). A closed
+	// probe with nothing queued would hold the slot until the epoch ends;
+	// so would one started before its record's last state change (ignored
+	// as stale).
+	live := probe.Status == INFERENCE_STATUS_STARTED || x.outcomeQueued(h.ProbeAgent, h.ProbeInferenceId)
+	if !ok || !live || probe.Executor != h.Address || probe.StartHeight < h.SinceHeight {
+		return fmt.Errorf("probe %q of transfer agent %s is not a STARTED inference of this executor since its PROBE began, nor a closed one whose outcome is queued",
+			h.ProbeInferenceId, h.ProbeAgent)
+	}
+	return nil
+}
+
+// validatePending checks that a pending sample is the outcome of a closed
+// inference of its executor: anything else would count an outcome twice or
+// invent one.
+func (x inferenceIndex) validatePending(p PendingSampleEntry) error {
+	if err := ValidateInferenceID(p.Sample.InferenceId); err != nil {
+		return err
+	}
+	if p.Sample.PriorOks > breaker.MaxWindow {
+		return fmt.Errorf("prior_oks %d exceeds %d", p.Sample.PriorOks, breaker.MaxWindow)
+	}
+	inf, ok := x.lookup(p.Sample.Agent, p.Sample.InferenceId)
+	wantStatus := INFERENCE_STATUS_FINISHED
+	if p.Sample.Miss {
+		wantStatus = INFERENCE_STATUS_EXPIRED
+	}
+	if !ok || inf.Executor != p.Executor || inf.Status != wantStatus || inf.StartHeight != p.Sample.StartHeight ||
+		inf.TransferAgent != p.Sample.Agent || inf.EndHeight != p.Sample.EndHeight {
+		return fmt.Errorf("not the outcome of inference %q of %s", p.Sample.InferenceId, p.Executor)
 	}
 	return nil
 }

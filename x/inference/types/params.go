@@ -19,8 +19,9 @@ const (
 	DefaultExpirationBlocks uint64 = 10
 	DefaultMaxParticipants  uint64 = 10_000
 
-	// Circuit-breaker defaults: the seed's four (now the trip rule for
-	// attested samples), then the design's.
+	// Circuit-breaker defaults: the unprefixed health_cb_* trip rule (for
+	// attested samples; threshold and min samples keep the seed's names and
+	// values), the cooldowns (the seed's other two names), then the design's.
 	DefaultHealthCBMissThresholdPct      uint64 = 25
 	DefaultHealthCBMinSamples            uint64 = 4
 	DefaultHealthCBInitialCooldownBlocks uint64 = 50
@@ -212,7 +213,8 @@ type tripRule struct {
 	thresholdName, minName, windowName, consecutiveName string
 }
 
-// attestedRule is the seed's four params: the rule for attested samples.
+// attestedRule is the unprefixed health_cb_* trip rule (miss threshold, min
+// samples, window, consecutive misses): the rule for attested samples.
 func (p Params) attestedRule() tripRule {
 	return tripRule{
 		threshold: p.HealthCbMissThresholdPct, minSamples: p.HealthCbMinSamples,
@@ -282,8 +284,8 @@ func (p Params) validateBreaker() error {
 }
 
 // BreakerParams converts validated params to the breaker's: the
-// health_cb_traffic_* rule for traffic samples, the seed's four for
-// attested ones.
+// health_cb_traffic_* rule for traffic samples, the unprefixed
+// health_cb_* rule for attested ones.
 func (p Params) BreakerParams() breaker.Params {
 	var bp breaker.Params
 	bp.Rules[breaker.Traffic] = p.trafficRule().breaker()

@@ -58,7 +58,7 @@ func Compact(packed []byte, n int) ([]byte, error) {
 // sparse form would not be shorter, a well-formed sparse form otherwise.
 // It does not allocate.
 func CheckCompact(bz []byte, n int) error {
-	if err := CheckEither(bz, n); err != nil {
+	if err := checkEither(bz, n); err != nil {
 		return err
 	}
 	// Each exception takes at least a byte: a packing with as many
@@ -90,9 +90,9 @@ func countExceptions(packed []byte, n int) int {
 	return count
 }
 
-// CheckEither accepts a compact list of n verdicts in either form, whether
+// checkEither accepts a compact list of n verdicts in either form, whether
 // or not it is the canonical choice: what the tally needs to read it.
-func CheckEither(bz []byte, n int) error {
+func checkEither(bz []byte, n int) error {
 	if n < 0 {
 		return fmt.Errorf("%w: %d executors", ErrLength, n)
 	}
@@ -133,7 +133,7 @@ func Expand(bz []byte, n int) ([]byte, error) {
 // when not nil, with each exception in increasing index order. It fails on
 // a truncated or non-minimal varint, an index at or past n, and input that
 // is not shorter than the packing. visit may have seen the exceptions
-// before a failure: check first (CheckEither) when that matters.
+// before a failure: check first (checkEither) when that matters.
 func Exceptions(bz []byte, n int, visit func(i int, v Verdict)) error {
 	if !IsSparse(bz, n) {
 		return fmt.Errorf("%w: %d bytes is not shorter than the packing of %d", ErrSparse, len(bz), n)

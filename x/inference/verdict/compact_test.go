@@ -111,13 +111,13 @@ func TestExpandRejectsAttacks(t *testing.T) {
 	if err != nil || At(got, 0) != Miss || At(got, 1) != Miss || At(got, 2) != OK {
 		t.Errorf("adjacent exceptions: %x %v", got, err)
 	}
-	// CheckEither reads a packing that is not the canonical choice (what
+	// checkEither reads a packing that is not the canonical choice (what
 	// the tally needs), never anything else.
-	if err := CheckEither(okPacked, 8); err != nil {
-		t.Errorf("CheckEither of a valid packing: %v", err)
+	if err := checkEither(okPacked, 8); err != nil {
+		t.Errorf("checkEither of a valid packing: %v", err)
 	}
-	if err := CheckEither([]byte{0x10}, 8); !errors.Is(err, ErrSparse) {
-		t.Errorf("CheckEither out of range: %v", err)
+	if err := checkEither([]byte{0x10}, 8); !errors.Is(err, ErrSparse) {
+		t.Errorf("checkEither out of range: %v", err)
 	}
 }
 

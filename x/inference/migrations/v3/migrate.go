@@ -13,8 +13,9 @@ import (
 
 // Migrate brings a version-2 store up to version 3: the health_cb_traffic_*
 // params it lacks take their defaults, so traffic samples get their own,
-// slower rule. The seed's four params keep their stored values and now
-// govern attested samples only; a traffic param governance already set is
+// slower rule. The unprefixed health_cb_* rule (threshold, min samples,
+// window, in a row) keeps its stored values and now governs attested
+// samples only; a traffic param governance already set is
 // kept. Breaker records decode as they are: a traffic window holds up to
 // breaker.MaxWindow samples whatever the rule reads of it.
 func Migrate(ctx sdk.Context, k keeper.Keeper) error {

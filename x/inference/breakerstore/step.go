@@ -1,4 +1,4 @@
-package health
+package breakerstore
 
 import (
 	"context"
@@ -231,10 +231,7 @@ func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr
 	if *capErr != nil {
 		return e, *capErr
 	}
-	e.rec, e.ledger = x.Record, x.Ledger
-	if !e.rec.ProbeInFlight {
-		e.probe = probeRef{}
-	}
+	e.rec, e.ledger = x.Record, x.Ledger // save drops the probe's name once its slot is free
 	for _, ef := range effects {
 		var err error
 		switch ef.Kind {

@@ -1,4 +1,4 @@
-package health_test
+package breakerstore_test
 
 import (
 	"bytes"
@@ -22,14 +22,14 @@ import (
 	"github.com/cosmos/cosmos-sdk/testutil"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/health"
+	"github.com/inferenced/inferenced/x/inference/breakerstore"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/selection"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-// The breaker's tests drive health.Store through whole blocks as the
+// The breaker's tests drive breakerstore.Store through whole blocks as the
 // keeper does, with no keeper: this fixture keeps the rest of the module in
 // memory (the epoch group, each executor's stats, the inferences in flight)
 // and calls the store where the keeper would: QueueOutcome on a finish and
@@ -79,7 +79,7 @@ type executor struct {
 }
 
 // group is the epoch group as the keeper stores it, in address order: what
-// the store reads (health.Reads).
+// the store reads (breakerstore.Reads).
 type group struct{ execs []*executor }
 
 func (g *group) MemberIndex(_ context.Context, a sdk.AccAddress) (uint32, bool, error) {
@@ -134,7 +134,7 @@ func bechOf(a sdk.AccAddress) string {
 
 type fixture struct {
 	t          *testing.T
-	s          health.Store
+	s          breakerstore.Store
 	ctx        sdk.Context
 	params     types.Params
 	group      *group
@@ -143,7 +143,7 @@ type fixture struct {
 	seq        int
 	inferences map[string]*types.Inference // by id (the fixture's ids are unique)
 	attested   []attestation
-	applied    health.Applied
+	applied    breakerstore.Applied
 }
 
 type attestation struct {
@@ -165,7 +165,7 @@ func newBreakerFixture(t *testing.T, p types.Params, more ...member) *fixture {
 	tc := testutil.DefaultContextWithDB(t, key, storetypes.NewTransientStoreKey("transient_test"))
 	sb := collections.NewSchemaBuilder(runtime.NewKVStoreService(key))
 	g := &group{}
-	s := health.NewStore(sb, codec.NewProtoCodec(codectypes.NewInterfaceRegistry()), ac, g)
+	s := breakerstore.NewStore(sb, codec.NewProtoCodec(codectypes.NewInterfaceRegistry()), ac, g)
 	_, err := sb.Build()
 	require.NoError(t, err)
 	members := append([]member{{1, 10, []string{"m"}}, {2, 10, []string{"m"}}, {3, 10, []string{"m"}}, {4, 10, []string{"m"}}}, more...)
@@ -201,14 +201,14 @@ func (f *fixture) begin(h int64) {
 			vs[i] = verdict.Miss
 		}
 	}
-	var att health.Attestation
+	var att breakerstore.Attestation
 	if len(f.attested) > 0 {
 		packed, err := verdict.Pack(vs)
 		require.NoError(f.t, err)
-		att = health.Attestation{Members: len(vs), Samples: packed}
+		att = breakerstore.Attestation{Members: len(vs), Samples: packed}
 	}
 	f.attested = nil
-	applied, err := f.s.Step(f.ctx, health.Block{Params: f.params, Attested: att})
+	applied, err := f.s.Step(f.ctx, breakerstore.Block{Params: f.params, Attested: att})
 	require.NoError(f.t, err)
 	f.applied = applied
 	for _, v := range applied.Misses {

@@ -1,4 +1,4 @@
-// Package health is the circuit breaker's store: it owns every collection
+// Package breakerstore is the circuit breaker's store: it owns every collection
 // the breaker keeps (records, the cooldown index, the gates, the record
 // count and the traffic-sample queue) and is their only writer. The pure
 // state machine is x/inference/breaker and what one outcome does is
@@ -6,7 +6,7 @@
 // keeps the records and their indexes, and returns the miss verdicts it
 // reached for the keeper to apply (the SPRT, agents' standing). What it
 // reads of the rest of the module comes through Reads, which never writes.
-package health
+package breakerstore
 
 import (
 	"context"

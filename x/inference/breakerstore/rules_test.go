@@ -1,4 +1,4 @@
-package health_test
+package breakerstore_test
 
 import (
 	"testing"
@@ -28,7 +28,7 @@ func kindRuleParams() types.Params {
 }
 
 // Traffic misses are judged by the health_cb_traffic_* rule, attested ones
-// by the seed's four: a run of traffic misses that the attested rule would
+// by the unprefixed health_cb_* rule: a run of traffic misses that the attested rule would
 // trip on leaves the executor serving until the traffic rule's run is
 // reached, and two attested misses exclude at once.
 func TestEachSampleKindTripsOnItsOwnRule(t *testing.T) {

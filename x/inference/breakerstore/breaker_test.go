@@ -1,4 +1,4 @@
-package health_test
+package breakerstore_test
 
 import (
 	"testing"
