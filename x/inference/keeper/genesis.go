@@ -51,7 +51,7 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 			return err
 		}
 	}
-	if err := k.importInferences(ctx, gs); err != nil {
+	if err := k.inferences.InitGenesis(ctx, gs); err != nil {
 		return err
 	}
 	if err := k.agents.InitGenesis(ctx, gs.TransferAgents); err != nil {
@@ -86,7 +86,7 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 		}
 		gs.EpochGroup = &group
 	}
-	if err := k.exportInferences(ctx, gs); err != nil {
+	if err := k.inferences.ExportGenesis(ctx, gs); err != nil {
 		return nil, err
 	}
 	if err := k.agents.ExportGenesis(ctx, gs); err != nil {

@@ -79,18 +79,11 @@ func finishGrowth(k keeper.Keeper, ctx sdk.Context, executor, agent sdk.AccAddre
 
 // storedInferences counts the retained inferences in the store.
 func storedInferences(ctx sdk.Context, k keeper.Keeper) (int, error) {
-	it, err := k.Inferences.Iterate(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("iterate inferences: %w", err)
+	var gs types.GenesisState
+	if err := k.Inferences().ExportGenesis(ctx, &gs); err != nil {
+		return 0, err
 	}
-	n := 0
-	for ; it.Valid(); it.Next() {
-		n++
-	}
-	if err := it.Close(); err != nil {
-		return 0, fmt.Errorf("close inference iterator: %w", err)
-	}
-	return n, nil
+	return len(gs.Inferences), nil
 }
 
 // blockEnd is the step of a block in which pruning runs: EndBlock.

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/sprt"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -38,10 +39,10 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	// The id is the agent's own: another agent's inference of the same id
 	// is another key. Once pruned, the agent may reuse an id; the new
 	// inference is a fresh one.
-	key := NewInferenceKey(req.TransferAgent, req.InferenceID)
-	exists, err := k.Inferences.Has(ctx, key)
+	key := inferences.NewKey(req.TransferAgent, req.InferenceID)
+	exists, err := k.inferences.Has(ctx, key)
 	if err != nil {
-		return 0, fmt.Errorf("look up inference: %w", err)
+		return 0, err
 	}
 	if exists {
 		return 0, errorsmod.Wrapf(types.ErrInferenceExists, "%q of transfer agent %s", req.InferenceID, k.spell(req.TransferAgent))
@@ -80,11 +81,8 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 		StartHeight:      height,
 		ExpirationHeight: height + int64(params.ExpirationBlocks),
 	}
-	if err := k.Inferences.Set(ctx, key, inf); err != nil {
-		return 0, fmt.Errorf("store inference: %w", err)
-	}
-	if err := k.ExpiryQueue.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
-		return 0, fmt.Errorf("queue expiry: %w", err)
+	if err := k.inferences.Start(ctx, key, inf); err != nil {
+		return 0, err
 	}
 	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceStarted{
 		InferenceId: inf.InferenceId, Model: inf.Model, TransferAgent: agent, Executor: executor,
@@ -127,8 +125,8 @@ func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddres
 	if err := types.ValidateHash("response_hash", responseHash); err != nil {
 		return errorsmod.Wrap(types.ErrInvalidInference, err.Error())
 	}
-	key := NewInferenceKey(agent, id)
-	inf, err := k.Inference(ctx, agent, id)
+	key := inferences.NewKey(agent, id)
+	inf, err := k.inferences.Get(ctx, agent, id)
 	if err != nil {
 		return err
 	}
@@ -149,7 +147,7 @@ func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddres
 	if err != nil {
 		return fmt.Errorf("load params: %w", err)
 	}
-	if err := k.closeInference(ctx, key, inf, params); err != nil {
+	if err := k.inferences.Close(ctx, key, inf, params); err != nil {
 		return err
 	}
 	if err := k.countOutcome(ctx, executor, true); err != nil {
@@ -170,71 +168,33 @@ func (k Keeper) FinishInference(ctx context.Context, signer, agent sdk.AccAddres
 }
 
 // EndBlock expires exactly the inferences due at or before this height,
-// then prunes exactly the closed ones due (prune.go). An inference expired
-// here is due for pruning retention blocks later, never in this block.
+// then prunes exactly the closed ones due (x/inference/inferences). An
+// inference expired here is due for pruning retention blocks later, never
+// in this block. The miss of each expiry counts against its executor
+// (breaker and SPRT) only once the breaker's evidence ledger finds it
+// corroborated (next block).
 func (k Keeper) EndBlock(ctx context.Context) error {
 	height := sdk.UnwrapSDKContext(ctx).BlockHeight()
-	var due []HeightKey
-	rng := collections.NewPrefixUntilTripleRange[int64, string, sdk.AccAddress](height)
-	if err := k.ExpiryQueue.Walk(ctx, rng, func(key HeightKey) (bool, error) {
-		due = append(due, key)
-		return false, nil
+	if err := k.inferences.Expire(ctx, height, func(inf types.Inference) error {
+		if err := k.breaker.QueueOutcome(ctx, inf, true); err != nil {
+			return err
+		}
+		if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{
+			InferenceId: inf.InferenceId, Executor: inf.Executor, TransferAgent: inf.TransferAgent,
+		}); err != nil {
+			return fmt.Errorf("emit expiry event: %w", err)
+		}
+		return nil
 	}); err != nil {
-		return fmt.Errorf("walk expiry queue: %w", err)
-	}
-	if len(due) > 0 {
-		params, err := k.Params.Get(ctx)
-		if err != nil {
-			return fmt.Errorf("load params: %w", err)
-		}
-		for _, entry := range due {
-			if err := k.expire(ctx, entry, height, params); err != nil {
-				return fmt.Errorf("expire inference %q: %w", entry.K2(), err)
-			}
-		}
-	}
-	return k.prune(ctx, height)
-}
-
-func (k Keeper) expire(ctx context.Context, entry HeightKey, height int64, params types.Params) error {
-	key := keyOf(entry)
-	inf, err := k.Inferences.Get(ctx, key)
-	if err != nil {
-		return fmt.Errorf("load inference: %w", err)
-	}
-	if inf.Status != types.INFERENCE_STATUS_STARTED {
-		// Not reachable while finish removes the queue entry; drop it anyway.
-		return k.ExpiryQueue.Remove(ctx, entry)
-	}
-	inf.Status = types.INFERENCE_STATUS_EXPIRED
-	inf.EndHeight = height
-	if err := k.closeInference(ctx, key, inf, params); err != nil {
 		return err
 	}
-	// The miss counts against the executor (breaker and SPRT) only once
-	// the breaker's evidence ledger finds it corroborated (next block).
-	if err := k.breaker.QueueOutcome(ctx, inf, true); err != nil {
-		return err
-	}
-	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventInferenceExpired{
-		InferenceId: inf.InferenceId, Executor: inf.Executor, TransferAgent: inf.TransferAgent,
-	}); err != nil {
-		return fmt.Errorf("emit expiry event: %w", err)
-	}
-	return nil
+	return k.inferences.Prune(ctx, height)
 }
 
-// closeInference stores a finished or expired inference, drops its expiry
-// entry, so it can never be closed twice, and schedules its pruning with
-// the params of this block.
-func (k Keeper) closeInference(ctx context.Context, key InferenceKey, inf types.Inference, params types.Params) error {
-	if err := k.Inferences.Set(ctx, key, inf); err != nil {
-		return fmt.Errorf("store inference: %w", err)
-	}
-	if err := k.ExpiryQueue.Remove(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
-		return fmt.Errorf("dequeue expiry: %w", err)
-	}
-	return k.IndexForPruning(ctx, key, inf, params)
+// Inference returns agent's inference id; a missing one is
+// ErrInferenceNotFound with the reason it is missing.
+func (k Keeper) Inference(ctx context.Context, agent sdk.AccAddress, id string) (types.Inference, error) {
+	return k.inferences.Get(ctx, agent, id)
 }
 
 // countOutcome adds a finish or a counted miss to the executor's epoch

@@ -4,12 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"cosmossdk.io/collections"
 	"github.com/stretchr/testify/require"
 
 	sdkerrors "github.com/cosmos/cosmos-sdk/types/errors"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -30,9 +29,7 @@ func TestStartInferenceRecordsStartedAndQueuesExpiry(t *testing.T) {
 		InferenceId: "inf-1", Model: "m", TransferAgent: bech(agentByte), Executor: bech(1), PromptHash: "cHJvbXB0",
 		Status: types.INFERENCE_STATUS_STARTED, EpochIndex: 1, StartHeight: 8, ExpirationHeight: 8 + testExpiration,
 	}, f.inference("inf-1"))
-	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(int64(8+testExpiration), "inf-1", addr(agentByte)))
-	require.NoError(t, err)
-	require.True(t, queued)
+	require.True(t, f.hasIndexEntry(types.ExpiryQueuePrefix, 8+testExpiration, "inf-1", addr(agentByte)))
 	evs := typedEvents[*types.EventInferenceStarted](t, f.ctx)
 	require.Len(t, evs, 1)
 	require.Equal(t, int64(8+testExpiration), evs[0].ExpirationHeight)
@@ -63,7 +60,7 @@ func TestStartInferenceRefusesUnroutableExecutor(t *testing.T) {
 			}
 			_, err := f.start("inf-1", tc.executor, tc.model)
 			require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
-			has, err := f.k.Inferences.Has(f.ctx, keeper.NewInferenceKey(addr(agentByte), "inf-1"))
+			has, err := f.k.Inferences().Has(f.ctx, inferences.NewKey(addr(agentByte), "inf-1"))
 			require.NoError(t, err)
 			require.False(t, has)
 		})
@@ -113,9 +110,8 @@ func TestStartInferenceRejectsMalformedInput(t *testing.T) {
 				Creator: tc.creator, Executor: tc.executor, InferenceId: tc.id, Model: tc.model, PromptHash: tc.prompt,
 			})
 			require.ErrorIs(t, err, tc.wantErr)
-			n := 0
-			require.NoError(t, f.k.Inferences.Walk(f.ctx, nil, func(keeper.InferenceKey, types.Inference) (bool, error) { n++; return false, nil }))
-			require.Zero(t, n)
+			infs, _ := storedInferencesOf(t, f.ctx, *f.k)
+			require.Empty(t, infs)
 		})
 	}
 }
@@ -130,9 +126,7 @@ func TestFinishInferenceByExecutorCountsAndDequeues(t *testing.T) {
 	require.Equal(t, int64(4), inf.EndHeight)
 	require.Equal(t, "cmVzcG9uc2U=", inf.ResponseHash)
 	require.Equal(t, types.CurrentEpochStats{InferenceCount: 1}, f.participant(1).CurrentEpochStats)
-	queued, err := f.k.ExpiryQueue.Has(f.ctx, collections.Join3(exp, "inf-1", addr(agentByte)))
-	require.NoError(t, err)
-	require.False(t, queued)
+	require.False(t, f.hasIndexEntry(types.ExpiryQueuePrefix, exp, "inf-1", addr(agentByte)))
 	require.Len(t, typedEvents[*types.EventInferenceFinished](t, f.ctx), 1)
 	require.Equal(t, []string{"inf-1"}, f.finished())
 }
@@ -251,12 +245,7 @@ func TestInferenceIsClosedOnceNeverBoth(t *testing.T) {
 
 func requireQueueEmpty(t *testing.T, f *fixture) {
 	t.Helper()
-	var left []keeper.HeightKey
-	require.NoError(t, f.k.ExpiryQueue.Walk(f.ctx, nil, func(k keeper.HeightKey) (bool, error) {
-		left = append(left, k)
-		return false, nil
-	}))
-	require.Empty(t, left)
+	require.Empty(t, indexEntries(t, f.ctx, *f.k, types.ExpiryQueuePrefix))
 }
 
 // An outcome counts in the epoch where it happens, even for an inference

@@ -20,6 +20,7 @@ import (
 	"github.com/inferenced/inferenced/x/inference/agents"
 	"github.com/inferenced/inferenced/x/inference/breakerstore"
 	"github.com/inferenced/inferenced/x/inference/escrow"
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -41,6 +42,9 @@ type Keeper struct {
 	// agents is the transfer agents' store, the only writer of its
 	// collections (prefixes 16-18).
 	agents agents.Store
+	// inferences is the inferences' store, the only writer of its
+	// collections (prefixes 5, 6, 19, 20).
+	inferences inferences.Store
 
 	Schema       collections.Schema
 	Params       collections.Item[types.Params]
@@ -53,19 +57,6 @@ type Keeper struct {
 	EpochMembers collections.Map[uint32, types.EpochMember]
 	// EpochMemberIndex maps a member's address to its index in EpochMembers.
 	EpochMemberIndex collections.Map[sdk.AccAddress, uint32]
-	// Inferences are keyed by (transfer agent, id): ids are unique per
-	// agent (inference_keys.go).
-	Inferences collections.Map[InferenceKey, types.Inference]
-	// ExpiryQueue holds (expiration height, id, agent) of STARTED
-	// inferences, so EndBlock visits exactly the due entries.
-	ExpiryQueue collections.KeySet[HeightKey]
-	// PruneIndex holds (prune height, id, agent) of exactly the closed
-	// inferences, so EndBlock deletes exactly the due ones (prune.go).
-	PruneIndex collections.KeySet[HeightKey]
-	// PrunedThrough is the last height at which closed inferences were
-	// pruned (absent: none yet), so a query for a missing id says why.
-	PrunedThrough collections.Item[int64]
-
 	// ModelWeights is each model's total epoch weight (the members serving
 	// it), written with the epoch group; the exclusion cap reads it.
 	ModelWeights collections.Map[string, uint64]
@@ -101,10 +92,6 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		Epoch:            collections.NewItem(sb, types.EpochKey, "epoch", codec.CollValue[types.Epoch](cdc)),
 		EpochMembers:     collections.NewMap(sb, types.EpochMembersPrefix, "epoch_members", collections.Uint32Key, codec.CollValue[types.EpochMember](cdc)),
 		EpochMemberIndex: collections.NewMap(sb, types.EpochMemberIndexPrefix, "epoch_member_index", sdk.AccAddressKey, collections.Uint32Value),
-		Inferences:       collections.NewMap(sb, types.InferencesPrefix, "inferences", inferenceKeyCodec, codec.CollValue[types.Inference](cdc)),
-		ExpiryQueue:      collections.NewKeySet(sb, types.ExpiryQueuePrefix, "expiry_queue", heightKeyCodec),
-		PruneIndex:       collections.NewKeySet(sb, types.PruneIndexPrefix, "prune_index", heightKeyCodec),
-		PrunedThrough:    collections.NewItem(sb, types.PrunedThroughKey, "pruned_through", collections.Int64Value),
 		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
 		LeavingParticipants: collections.NewKeySet(sb, types.LeavingParticipantsPrefix, "leaving_participants",
 			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
@@ -112,6 +99,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 	r := reads{k: k}
 	k.breaker = breakerstore.NewStore(sb, cdc, addressCodec, r)
 	k.agents = agents.NewStore(sb, cdc, addressCodec, r, k.escrow)
+	k.inferences = inferences.NewStore(sb, cdc, addressCodec, r)
 	schema, err := sb.Build()
 	if err != nil {
 		return Keeper{}, fmt.Errorf("build x/inference schema: %w", err)
@@ -140,3 +128,6 @@ func (k Keeper) Breaker() breakerstore.Store { return k.breaker }
 
 // Agents is the transfer agents' store.
 func (k Keeper) Agents() agents.Store { return k.agents }
+
+// Inferences is the inferences' store.
+func (k Keeper) Inferences() inferences.Store { return k.inferences }

@@ -11,7 +11,6 @@ import (
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -67,19 +66,20 @@ func TestMigrate3to4RekeysPrunesAndAttributesProbes(t *testing.T) {
 	retention := int64(types.DefaultInferenceRetentionEpochs) * testEpochLength
 
 	var got []string
-	require.NoError(t, f.k.Inferences.Walk(f.ctx, nil, func(k keeper.InferenceKey, inf types.Inference) (bool, error) {
-		require.Equal(t, bech(byteOf(k.K1())), inf.TransferAgent, "keyed by its own agent")
-		require.Equal(t, k.K2(), inf.InferenceId)
+	infs, last := storedInferencesOf(t, f.ctx, *f.k)
+	for _, inf := range infs {
+		key, err := f.k.Inferences().KeyOf(inf)
+		require.NoError(t, err)
+		has, err := f.k.Inferences().Has(f.ctx, key)
+		require.NoError(t, err)
+		require.True(t, has, "%q keyed by its own agent and id", inf.InferenceId)
 		got = append(got, inf.InferenceId)
-		return false, nil
-	}))
+	}
 	require.ElementsMatch(t, []string{"open", "probe-1", "fin-recent", "exp-recent"}, got, "the due closed ones are deleted")
 	requireIndexesMatch(t, f, retention, "after the migration")
 	at, _ := f.prunedAt(agentByte, "fin-recent")
 	require.Equal(t, int64(250)+retention, at)
 
-	last, err := f.k.PrunedThrough.Get(f.ctx)
-	require.NoError(t, err)
 	require.Equal(t, int64(migrationHeight), last)
 	_, err = f.k.Inference(f.ctx, addr(agentByte), "fin-old")
 	require.ErrorContains(t, err, "not retained: inferences closed before about height 201")
@@ -95,9 +95,6 @@ func TestMigrate3to4RekeysPrunesAndAttributesProbes(t *testing.T) {
 	require.False(t, f.retained(agentByte, "fin-recent"))
 	require.True(t, f.retained(secondAgentByte, "exp-recent"))
 }
-
-// byteOf is the byte a test address repeats.
-func byteOf(a []byte) byte { return a[0] }
 
 // moduleStore is the module's KV store under ctx.
 func moduleStore(t testing.TB, cms storetypes.CommitMultiStore, ctx sdk.Context) storetypes.KVStore {
@@ -257,12 +254,11 @@ func TestMigrate3to4AcrossBatchBoundaries(t *testing.T) {
 		return f
 	}
 	want := migrated(0)
+	infs, _ := storedInferencesOf(t, want.ctx, *want.k)
 	var ids []string
-	require.NoError(t, want.k.Inferences.Walk(want.ctx, nil, func(k keeper.InferenceKey, inf types.Inference) (bool, error) {
-		require.Equal(t, k.K2(), inf.InferenceId)
+	for _, inf := range infs {
 		ids = append(ids, inf.InferenceId)
-		return false, nil
-	}))
+	}
 	require.Len(t, ids, 4+started+kept, "v3Store's four retained, the history's STARTED and retained ones; the due ones deleted")
 	requireIndexesMatch(t, want, int64(types.DefaultInferenceRetentionEpochs)*testEpochLength, "after the migration")
 	for _, batch := range []int{1, 2, 3, 5, n + 6, n + 7} {

@@ -7,7 +7,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -56,7 +56,7 @@ func TestMigrate1to2AttributesQueuedOutcomes(t *testing.T) {
 	inf := f.inference("v1")
 	inf.Status, inf.EndHeight = types.INFERENCE_STATUS_EXPIRED, 11
 	// Stored as version 1 (and 3) keyed it, by id alone.
-	require.NoError(t, f.k.Inferences.Remove(f.ctx, keeper.NewInferenceKey(addr(agentByte), "v1")))
+	deleteInference(t, f.ctx, *f.k, inferences.NewKey(addr(agentByte), "v1"))
 	require.NoError(t, newMigrator(*f.k).SetV3Inference(f.ctx, inf))
 	v1 := inf
 	v1.TransferAgent, v1.EndHeight = "", 0 // as version 1 queued it

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -56,12 +56,8 @@ func TestPruningLeavesStatsStandingAndBreakerAlone(t *testing.T) {
 }
 
 func countInferences(t *testing.T, f *fixture) int {
-	n := 0
-	require.NoError(t, f.k.Inferences.Walk(f.ctx, nil, func(keeper.InferenceKey, types.Inference) (bool, error) {
-		n++
-		return false, nil
-	}))
-	return n
+	infs, _ := storedInferencesOf(t, f.ctx, *f.k)
+	return len(infs)
 }
 
 // requireIndexesMatch checks the two index invariants: the expiry queue
@@ -69,31 +65,32 @@ func countInferences(t *testing.T, f *fixture) int {
 // prune index exactly the closed ones at end height + retention blocks.
 func requireIndexesMatch(t *testing.T, f *fixture, retentionBlocks int64, when string) {
 	t.Helper()
+	require.NoError(t, f.k.Inferences().Invariants(f.ctx), when)
 	want, wantExpiry := map[string]bool{}, map[string]bool{}
-	require.NoError(t, f.k.Inferences.Walk(f.ctx, nil, func(k keeper.InferenceKey, inf types.Inference) (bool, error) {
+	infs, _ := storedInferencesOf(t, f.ctx, *f.k)
+	for _, inf := range infs {
+		k, err := f.k.Inferences().KeyOf(inf)
+		require.NoError(t, err)
 		if inf.Status == types.INFERENCE_STATUS_STARTED {
-			wantExpiry[heightKeyString(keeper.NewHeightKey(inf.ExpirationHeight, k))] = true
+			wantExpiry[heightKeyString(inferences.NewHeightKey(inf.ExpirationHeight, k))] = true
 		} else {
-			want[heightKeyString(keeper.NewHeightKey(inf.EndHeight+retentionBlocks, k))] = true
+			want[heightKeyString(inferences.NewHeightKey(inf.EndHeight+retentionBlocks, k))] = true
 		}
-		return false, nil
-	}))
+	}
 	got, gotExpiry := map[string]bool{}, map[string]bool{}
-	require.NoError(t, f.k.PruneIndex.Walk(f.ctx, nil, func(k keeper.HeightKey) (bool, error) {
+	for _, k := range indexEntries(t, f.ctx, *f.k, types.PruneIndexPrefix) {
 		got[heightKeyString(k)] = true
-		return false, nil
-	}))
-	require.NoError(t, f.k.ExpiryQueue.Walk(f.ctx, nil, func(k keeper.HeightKey) (bool, error) {
+	}
+	for _, k := range indexEntries(t, f.ctx, *f.k, types.ExpiryQueuePrefix) {
 		gotExpiry[heightKeyString(k)] = true
-		return false, nil
-	}))
+	}
 	require.Equal(t, want, got, "%s: prune index = closed inferences", when)
 	require.Equal(t, wantExpiry, gotExpiry, "%s: expiry queue = STARTED inferences", when)
 }
 
 // heightKeyString spells an index entry (a Triple holds pointers, so it is
 // no map key itself).
-func heightKeyString(k keeper.HeightKey) string {
+func heightKeyString(k inferences.HeightKey) string {
 	return fmt.Sprintf("%d/%s/%x", k.K1(), k.K2(), k.K3())
 }
 
@@ -119,11 +116,11 @@ func TestPruneIndexEqualsClosedInferences(t *testing.T) {
 				}
 				f.end()
 				requireIndexesMatch(t, f, testEpochLength, fmt.Sprintf("after block %d", h))
-				require.NoError(t, f.k.Inferences.Walk(f.ctx, nil, func(_ keeper.InferenceKey, inf types.Inference) (bool, error) {
+				infs, _ := storedInferencesOf(t, f.ctx, *f.k)
+				for _, inf := range infs {
 					require.False(t, inf.Status != types.INFERENCE_STATUS_STARTED && inf.EndHeight+testEpochLength <= h,
 						"block %d: %q closed at %d is past its prune height", h, inf.InferenceId, inf.EndHeight)
-					return false, nil
-				}))
+				}
 			}
 			require.NotZero(t, countInferences(t, f))
 		})
@@ -152,15 +149,8 @@ func TestGenesisRoundTripWithPrunedHistory(t *testing.T) {
 	g := newFixture(t, withGenesis(*out))
 	g.ctx = g.ctx.WithBlockHeight(f.height)
 	requireIndexesMatch(t, g, testEpochLength, "after import")
-	var before, after []string
-	require.NoError(t, f.k.PruneIndex.Walk(f.ctx, nil, func(k keeper.HeightKey) (bool, error) {
-		before = append(before, heightKeyString(k))
-		return false, nil
-	}))
-	require.NoError(t, g.k.PruneIndex.Walk(g.ctx, nil, func(k keeper.HeightKey) (bool, error) {
-		after = append(after, heightKeyString(k))
-		return false, nil
-	}))
+	before := indexEntries(t, f.ctx, *f.k, types.PruneIndexPrefix)
+	after := indexEntries(t, g.ctx, *g.k, types.PruneIndexPrefix)
 	require.Equal(t, before, after, "the rebuilt prune index is the exported chain's")
 	_, err = g.k.Inference(g.ctx, addr(agentByte), "t-2-2")
 	require.ErrorIs(t, err, types.ErrInferenceNotFound)

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -30,20 +30,17 @@ func pruneFixture(t *testing.T, retention uint64) *fixture {
 // prunedAt is the prune index height of agent's id, if indexed.
 func (f *fixture) prunedAt(agent byte, id string) (int64, bool) {
 	f.t.Helper()
-	var at int64
-	found := false
-	require.NoError(f.t, f.k.PruneIndex.Walk(f.ctx, nil, func(k keeper.HeightKey) (bool, error) {
+	for _, k := range indexEntries(f.t, f.ctx, *f.k, types.PruneIndexPrefix) {
 		if k.K2() == id && k.K3().Equals(addr(agent)) {
-			at, found = k.K1(), true
+			return k.K1(), true
 		}
-		return found, nil
-	}))
-	return at, found
+	}
+	return 0, false
 }
 
 func (f *fixture) retained(agent byte, id string) bool {
 	f.t.Helper()
-	has, err := f.k.Inferences.Has(f.ctx, keeper.NewInferenceKey(addr(agent), id))
+	has, err := f.k.Inferences().Has(f.ctx, inferences.NewKey(addr(agent), id))
 	require.NoError(f.t, err)
 	return has
 }
@@ -84,11 +81,10 @@ func TestPruneExactlyAtTheBoundary(t *testing.T) {
 			require.False(t, f.retained(agentByte, "p"), "gone at the prune height")
 			_, ok = f.prunedAt(agentByte, "p")
 			require.False(t, ok, "its index entry goes with it")
-			last, err := f.k.PrunedThrough.Get(f.ctx)
-			require.NoError(t, err)
+			_, last := storedInferencesOf(t, f.ctx, *f.k)
 			require.Equal(t, prune, last)
 
-			_, err = f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "p", TransferAgent: bech(agentByte)})
+			_, err := f.query.Inference(f.ctx, &types.QueryInferenceRequest{InferenceId: "p", TransferAgent: bech(agentByte)})
 			require.Equal(t, codes.NotFound, status.Code(err))
 			require.ErrorContains(t, err, fmt.Sprintf(
 				"never started, or not retained: inferences closed before about height %d are pruned (inference_retention_epochs = 1,", tc.wantEnd+1))
@@ -104,7 +100,7 @@ func TestPruneKeepsAStartedInferenceAStaleEntryNames(t *testing.T) {
 	f := pruneFixture(t, 1)
 	f.begin(2)
 	f.mustStart("running", 1, "m")
-	require.NoError(t, f.k.PruneIndex.Set(f.ctx, keeper.NewHeightKey(2, keeper.NewInferenceKey(addr(agentByte), "running"))))
+	setIndexEntry(t, f.ctx, *f.k, types.PruneIndexPrefix, inferences.NewHeightKey(2, inferences.NewKey(addr(agentByte), "running")))
 	f.end()
 	require.True(t, f.retained(agentByte, "running"))
 	require.Equal(t, types.INFERENCE_STATUS_STARTED, f.inference("running").Status)
@@ -121,9 +117,9 @@ func TestPruneWritesNothingWhenNothingIsDue(t *testing.T) {
 	require.NoError(t, f.finish(1, "p"))
 	f.end()
 	f.advanceTo(2 + testEpochLength - 1)
-	_, err := f.k.PrunedThrough.Get(f.ctx)
-	require.Error(t, err, "nothing pruned yet")
-	_, err = f.k.Inference(f.ctx, addr(agentByte), "never")
+	_, last := storedInferencesOf(t, f.ctx, *f.k)
+	require.Zero(t, last, "nothing pruned yet")
+	_, err := f.k.Inference(f.ctx, addr(agentByte), "never")
 	require.ErrorContains(t, err, "never started (no inference has been pruned yet)")
 }
 

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -130,7 +130,7 @@ func TestHealthStageCheckStartRefusalIsEnforcedByStartInference(t *testing.T) {
 	_, err := f.start("inf-2", 2, "m")
 	require.ErrorIs(t, err, types.ErrExecutorNotRoutable)
 	require.ErrorContains(t, err, "excluded by the circuit breaker")
-	has, err := f.k.Inferences.Has(f.ctx, keeper.NewInferenceKey(addr(agentByte), "inf-2"))
+	has, err := f.k.Inferences().Has(f.ctx, inferences.NewKey(addr(agentByte), "inf-2"))
 	require.NoError(t, err)
 	require.False(t, has)
 	f.mustStart("inf-1", 1, "m")

@@ -57,7 +57,7 @@ func check(ctx sdk.Context, k keeper.Keeper, old migrations.V3Layout) error {
 		if err := types.ValidateInferenceID(id); err != nil {
 			return true, fmt.Errorf("version-3 inference %q: %w", id, err)
 		}
-		key, err := k.InferenceKeyOf(inf)
+		key, err := k.Inferences().KeyOf(inf)
 		if err != nil {
 			return true, err
 		}

@@ -83,8 +83,8 @@ func MigrateInBatches(ctx sdk.Context, k keeper.Keeper, batch int) error {
 		return err
 	}
 	if pruned > 0 {
-		if err := k.PrunedThrough.Set(ctx, ctx.BlockHeight()); err != nil {
-			return fmt.Errorf("store last pruned height: %w", err)
+		if err := k.Inferences().MarkPruned(ctx, ctx.BlockHeight()); err != nil {
+			return err
 		}
 	}
 	ctx.Logger().Debug("inferences migrated to version 4", "module", types.ModuleName, "rekeyed", moved, "pruned", pruned)
@@ -180,24 +180,8 @@ func rekeyInference(ctx sdk.Context, k keeper.Keeper, old migrations.V3Layout, i
 	if err := old.Inferences.Remove(ctx, inf.InferenceId); err != nil {
 		return false, fmt.Errorf("drop version-3 inference %q: %w", inf.InferenceId, err)
 	}
-	key, err := k.InferenceKeyOf(inf)
-	if err != nil {
-		return false, err
-	}
-	switch {
-	case inf.Status == types.INFERENCE_STATUS_STARTED:
-		if err := k.ExpiryQueue.Set(ctx, keeper.NewHeightKey(inf.ExpirationHeight, key)); err != nil {
-			return false, fmt.Errorf("queue expiry of %q: %w", inf.InferenceId, err)
-		}
-	case params.PruneHeight(inf.EndHeight) <= ctx.BlockHeight():
+	if inf.Status != types.INFERENCE_STATUS_STARTED && params.PruneHeight(inf.EndHeight) <= ctx.BlockHeight() {
 		return false, nil
-	default:
-		if err := k.IndexForPruning(ctx, key, inf, params); err != nil {
-			return false, err
-		}
 	}
-	if err := k.Inferences.Set(ctx, key, inf); err != nil {
-		return false, fmt.Errorf("store re-keyed inference %q: %w", inf.InferenceId, err)
-	}
-	return true, nil
+	return true, k.Inferences().Import(ctx, inf, params)
 }

@@ -1,4 +1,4 @@
-package keeper
+package inferences
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"cosmossdk.io/collections"
-	errorsmod "cosmossdk.io/errors"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
@@ -20,21 +19,13 @@ import (
 // and never makes a backlog due at once: the entries due in a block are
 // those closed in one earlier block, bounded by that block's gas.
 
-// IndexForPruning schedules a closed inference's deletion.
-func (k Keeper) IndexForPruning(ctx context.Context, key InferenceKey, inf types.Inference, params types.Params) error {
-	if err := k.PruneIndex.Set(ctx, NewHeightKey(params.PruneHeight(inf.EndHeight), key)); err != nil {
-		return fmt.Errorf("index inference %q for pruning: %w", inf.InferenceId, err)
-	}
-	return nil
-}
-
-// prune deletes exactly the closed inferences due at or before height and
+// Prune deletes exactly the closed inferences due at or before height and
 // their index entries, and remembers height as the last one pruned (only
 // when something was due, so a block with nothing due writes nothing).
-func (k Keeper) prune(ctx context.Context, height int64) error {
+func (s Store) Prune(ctx context.Context, height int64) error {
 	var due []HeightKey
 	rng := collections.NewPrefixUntilTripleRange[int64, string, sdk.AccAddress](height)
-	if err := k.PruneIndex.Walk(ctx, rng, func(key HeightKey) (bool, error) {
+	if err := s.prune.Walk(ctx, rng, func(key HeightKey) (bool, error) {
 		due = append(due, key)
 		return false, nil
 	}); err != nil {
@@ -44,11 +35,11 @@ func (k Keeper) prune(ctx context.Context, height int64) error {
 		return nil
 	}
 	for _, entry := range due {
-		if err := k.pruneOne(ctx, entry); err != nil {
+		if err := s.pruneOne(ctx, entry); err != nil {
 			return err
 		}
 	}
-	if err := k.PrunedThrough.Set(ctx, height); err != nil {
+	if err := s.prunedThrough.Set(ctx, height); err != nil {
 		return fmt.Errorf("store last pruned height: %w", err)
 	}
 	sdk.UnwrapSDKContext(ctx).Logger().Debug("pruned closed inferences", "module", types.ModuleName,
@@ -56,9 +47,9 @@ func (k Keeper) prune(ctx context.Context, height int64) error {
 	return nil
 }
 
-func (k Keeper) pruneOne(ctx context.Context, entry HeightKey) error {
+func (s Store) pruneOne(ctx context.Context, entry HeightKey) error {
 	key := keyOf(entry)
-	inf, err := k.Inferences.Get(ctx, key)
+	inf, err := s.inferences.Get(ctx, key)
 	switch {
 	case errors.Is(err, collections.ErrNotFound):
 		// Unreachable while every deletion of an inference goes through
@@ -72,44 +63,26 @@ func (k Keeper) pruneOne(ctx context.Context, entry HeightKey) error {
 		sdk.UnwrapSDKContext(ctx).Logger().Error("prune index named a STARTED inference; entry dropped, inference kept",
 			"module", types.ModuleName, "inference", key.K2())
 	default:
-		if err := k.Inferences.Remove(ctx, key); err != nil {
+		if err := s.inferences.Remove(ctx, key); err != nil {
 			return fmt.Errorf("prune inference %q: %w", key.K2(), err)
 		}
 	}
-	if err := k.PruneIndex.Remove(ctx, entry); err != nil {
+	if err := s.prune.Remove(ctx, entry); err != nil {
 		return fmt.Errorf("drop prune index entry of %q: %w", key.K2(), err)
 	}
 	return nil
 }
 
-// Inference returns agent's inference id. A missing one is
-// ErrInferenceNotFound with the reason: it never started, or (once
-// anything was pruned) it may have closed and been pruned.
-func (k Keeper) Inference(ctx context.Context, agent sdk.AccAddress, id string) (types.Inference, error) {
-	inf, err := k.Inferences.Get(ctx, NewInferenceKey(agent, id))
-	if err == nil {
-		return inf, nil
-	}
-	if !errors.Is(err, collections.ErrNotFound) {
-		return types.Inference{}, fmt.Errorf("load inference: %w", err)
-	}
-	reason, err := k.missingReason(ctx)
-	if err != nil {
-		return types.Inference{}, err
-	}
-	return types.Inference{}, errorsmod.Wrapf(types.ErrInferenceNotFound, "%q of transfer agent %s: %s", id, k.spell(agent), reason)
-}
-
 // missingReason says why an inference the store lacks is missing.
-func (k Keeper) missingReason(ctx context.Context) (string, error) {
-	last, err := k.PrunedThrough.Get(ctx)
+func (s Store) missingReason(ctx context.Context) (string, error) {
+	last, err := s.prunedThrough.Get(ctx)
 	if errors.Is(err, collections.ErrNotFound) {
 		return "never started (no inference has been pruned yet)", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("load last pruned height: %w", err)
 	}
-	params, err := k.Params.Get(ctx)
+	params, err := s.reads.Params(ctx)
 	if err != nil {
 		return "", fmt.Errorf("load params: %w", err)
 	}
