@@ -161,7 +161,7 @@ bench-unit:
 bench-scale:
 	$(GO) test -run '^$$' -bench '^BenchmarkBlockSizes$$' -benchtime 1x ./abci/proposals/
 	$(GO) test -run '^$$' -bench '^BenchmarkAttestationBlock$$' -benchtime 40x ./abci/preblock/
-	$(GO) test -run '^$$' -bench '^BenchmarkSelectionQuery$$' -benchtime 100x ./x/inference/keeper/
+	$(GO) test -run '^$$' -bench '^BenchmarkSelectionQuery$$' -benchtime 100x ./x/inference/routes/
 	bash scripts/bench-monitor.sh
 
 # The growth benchmark (x/inference/keeper/growth_bench_test.go), about 40 s:
