@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
+
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	"github.com/stretchr/testify/require"
 
 	"cosmossdk.io/log"
-	"cosmossdk.io/math"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/abci/preblock"
@@ -23,17 +24,10 @@ import (
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-// breakerParams are x/inference's breaker test params (no PoC phase,
-// inferences expire after one block, cooldowns 5 doubling up to 20, an SPRT
-// threshold so high that only the breaker acts), with no exclusion cap.
+// breakerParams are x/inference's breaker test params with no exclusion
+// cap.
 func breakerParams() types.Params {
-	p := types.DefaultParams()
-	p.EpochLength = 200
-	p.PocPhaseBlocks = 0
-	p.ExpirationBlocks = 1
-	p.HealthCbInitialCooldownBlocks = 5
-	p.HealthCbMaxCooldownBlocks = 20
-	p.DowntimeHThreshold = math.LegacyMustNewDecFromStr("1000")
+	p := testkit.BreakerParams()
 	p.HealthCbMaxExcludedWeightPct = 100
 	return p
 }

@@ -9,14 +9,14 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
+
 	"cosmossdk.io/collections"
-	"cosmossdk.io/math"
 	storetypes "cosmossdk.io/store/types"
 	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cosmos/cosmos-sdk/codec"
-	addresscodec "github.com/cosmos/cosmos-sdk/codec/address"
 	codectypes "github.com/cosmos/cosmos-sdk/codec/types"
 	"github.com/cosmos/cosmos-sdk/runtime"
 	"github.com/cosmos/cosmos-sdk/testutil"
@@ -26,7 +26,6 @@ import (
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/selection"
 	"github.com/inferenced/inferenced/x/inference/types"
-	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // The breaker's tests drive breakerstore.Store through whole blocks as the
@@ -37,40 +36,22 @@ import (
 // block (then the SPRT counts of the miss verdicts it returns), Clear at the
 // epoch boundary, Filter in selection.
 
-var ac = addresscodec.NewBech32Codec("infer")
+var ac = testkit.AddressCodec
 
-// Breaker test params: no PoC phase, inferences expire after one block so a
-// miss lands two blocks after its start, cooldowns 5 doubling up to 20, the
-// seed's trip rule for both sample kinds, and one agent's misses trusted.
+// The breaker tests' params (testkit.BreakerParams): no PoC phase,
+// inferences expire after one block so a miss lands two blocks after its
+// start, cooldowns 5 doubling up to 20, the seed's trip rule for both
+// sample kinds, and one agent's misses trusted.
 const (
-	bInitial = 5
-	bMax     = 20
+	bInitial = testkit.BreakerInitialCooldown
+	bMax     = testkit.BreakerMaxCooldown
 )
 
-func breakerParams() types.Params {
-	p := types.DefaultParams()
-	p.EpochLength, p.PocPhaseBlocks, p.ExpirationBlocks = 200, 0, 1
-	p.HealthCbInitialCooldownBlocks, p.HealthCbMaxCooldownBlocks = bInitial, bMax
-	p.DowntimeHThreshold = math.LegacyMustNewDecFromStr("1000")
-	p.HealthCbTrafficMinAgents = 1
-	p.TransferAgentMissAllowance = types.MaxTransferAgentMissAllowance
-	p.HealthCbWindowSamples, p.HealthCbMinSamples, p.HealthCbMissThresholdPct, p.HealthCbConsecutiveMisses = 16, 4, 25, 3
-	p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 16, 4
-	p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = 25, 3
-	return p
-}
+func breakerParams() types.Params { return testkit.BreakerParams() }
 
 const agentByte = 0xAA
 
-func addr(i byte) sdk.AccAddress { return bytes.Repeat([]byte{i}, 20) }
-
-func bech(i byte) string {
-	s, err := ac.BytesToString(addr(i))
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var addr, bech = testkit.Addr, testkit.Bech
 
 // executor is one epoch member and its stats this epoch.
 type executor struct {
@@ -142,13 +123,8 @@ type fixture struct {
 	epoch      types.Epoch
 	seq        int
 	inferences map[string]*types.Inference // by id (the fixture's ids are unique)
-	attested   []attestation
+	attested   []testkit.Attested
 	applied    breakerstore.Applied
-}
-
-type attestation struct {
-	executor sdk.AccAddress
-	miss     bool
 }
 
 type member struct {
@@ -191,21 +167,16 @@ func (f *fixture) begin(h int64) {
 	f.t.Helper()
 	f.height = h
 	f.ctx = f.ctx.WithBlockHeight(h).WithEventManager(sdk.NewEventManager())
-	vs := make([]verdict.Verdict, len(f.group.execs))
-	for _, a := range f.attested {
-		i, ok, err := f.group.MemberIndex(f.ctx, a.executor)
-		require.NoError(f.t, err)
-		require.True(f.t, ok, "attested executor %s is not in the group", a.executor)
-		vs[i] = verdict.OK
-		if a.miss {
-			vs[i] = verdict.Miss
-		}
-	}
 	var att breakerstore.Attestation
 	if len(f.attested) > 0 {
-		packed, err := verdict.Pack(vs)
-		require.NoError(f.t, err)
-		att = breakerstore.Attestation{Members: len(vs), Samples: packed}
+		index := func(a sdk.AccAddress) (uint32, error) {
+			i, ok, err := f.group.MemberIndex(f.ctx, a)
+			if err == nil && !ok {
+				err = collections.ErrNotFound
+			}
+			return i, err
+		}
+		att = breakerstore.Attestation{Members: len(f.group.execs), Samples: testkit.PackAttested(f.t, len(f.group.execs), index, f.attested)}
 	}
 	f.attested = nil
 	applied, err := f.s.Step(f.ctx, breakerstore.Block{Params: f.params, Attested: att})
@@ -330,22 +301,18 @@ func (f *fixture) finish(executor byte, id string) error {
 // 'm' is never finished and expires), each applied before the next starts.
 func (f *fixture) feed(executor byte, pattern string) {
 	f.t.Helper()
-	for _, c := range pattern {
+	testkit.Feed(pattern, func(ok bool) {
 		id := f.newID()
 		f.mustStart(id, executor, "m")
-		if c == 'o' {
+		if ok {
 			require.NoError(f.t, f.finish(executor, id))
 		}
-		f.next()
-		if c == 'm' {
-			f.next()
-		}
-	}
+	}, f.next)
 }
 
 // attest queues an attested sample for the next block's step.
 func (f *fixture) attest(i byte, miss bool) {
-	f.attested = append(f.attested, attestation{executor: addr(i), miss: miss})
+	f.attested = append(f.attested, testkit.Attested{Executor: addr(i), Miss: miss})
 }
 
 // health is executor i's breaker state as the ExecutorHealth query shows it.
@@ -462,21 +429,8 @@ func requireBreakerEmpty(t *testing.T, f *fixture) {
 	require.Empty(t, gs.PendingSamples, "breaker pending samples left at height %d", f.height)
 }
 
-// typedEvents returns the typed events of type T emitted on ctx so far.
 func typedEvents[T proto.Message](t testing.TB, ctx sdk.Context) []T {
-	t.Helper()
-	var zero T
-	name := proto.MessageName(zero)
-	var out []T
-	for _, ev := range ctx.EventManager().ABCIEvents() {
-		if ev.Type != name {
-			continue
-		}
-		msg, err := sdk.ParseTypedEvent(ev)
-		require.NoError(t, err)
-		out = append(out, msg.(T))
-	}
-	return out
+	return testkit.TypedEvents[T](t, ctx)
 }
 
 // Transfer agents of the evidence tests.
@@ -486,18 +440,9 @@ const (
 	agentC byte = agentByte + 2
 )
 
-// evidenceParams are the breaker test params with the default
-// corroboration rule (two agents).
-func evidenceParams() types.Params {
-	p := breakerParams()
-	p.HealthCbTrafficMinAgents = types.DefaultHealthCBTrafficMinAgents
-	p.TransferAgentMissAllowance = types.DefaultTransferAgentMissAllowance
-	return p
-}
-
 func newEvidenceFixture(t *testing.T, edit ...func(*types.Params)) *fixture {
 	t.Helper()
-	p := evidenceParams()
+	p := testkit.EvidenceParams()
 	for _, e := range edit {
 		e(&p)
 	}

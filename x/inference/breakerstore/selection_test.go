@@ -1,8 +1,9 @@
 package breakerstore_test
 
 import (
-	"math"
 	"testing"
+
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,13 +23,5 @@ func TestProbeIsOfferedAtTheAverageHealthyWeight(t *testing.T) {
 	require.True(t, resp.Probe)
 	require.Equal(t, uint64(4*10+10), resp.TotalWeight, "offered at 10, the average of the healthy")
 	n := uint64(4000)
-	requireNear(t, f.offered(n)[bech(5)], int(n), 10.0/50.0, "probe draws")
-}
-
-// requireNear checks got against n*p within 5 standard deviations.
-func requireNear(t *testing.T, got int, n int, p float64, what string) {
-	t.Helper()
-	mean := float64(n) * p
-	sd := math.Sqrt(float64(n) * p * (1 - p))
-	require.InDelta(t, mean, float64(got), 5*sd+1, "%s: got %d, expected about %.0f", what, got, mean)
+	testkit.RequireNear(t, f.offered(n)[bech(5)], int(n), 10.0/50.0, "probe draws")
 }

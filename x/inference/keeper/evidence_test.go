@@ -3,6 +3,8 @@ package keeper_test
 import (
 	"testing"
 
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
+
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,13 +20,8 @@ const (
 )
 
 // evidenceParams are the breaker test params with the default
-// corroboration rule (two agents).
-func evidenceParams() types.Params {
-	p := breakerParams()
-	p.HealthCbTrafficMinAgents = types.DefaultHealthCBTrafficMinAgents
-	p.TransferAgentMissAllowance = types.DefaultTransferAgentMissAllowance
-	return p
-}
+// corroboration rule (two agents) and miss allowance.
+func evidenceParams() types.Params { return testkit.EvidenceParams() }
 
 func newEvidenceFixture(t *testing.T, edit ...func(*types.Params)) *fixture {
 	t.Helper()

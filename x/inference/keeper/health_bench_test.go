@@ -35,15 +35,7 @@ func BenchmarkSelectionHealthStage(b *testing.B) {
 		p := breakerParams()
 		p.HealthCbMaxExcludedWeightPct = 100
 		p.HealthCbEnforce = enforce
-		k, ctx, _ := testutil.Network(b, 1000, p, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
-			for i := 0; i < len(addrs); i += 10 {
-				s, err := ac.BytesToString(addrs[i])
-				require.NoError(b, err)
-				require.NoError(b, k.Breaker().Restore(ctx, types.ExecutorHealth{
-					Address: s, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 1, CooldownBlocks: 100, Exclusions: 1,
-				}))
-			}
-		})
+		k, ctx, _ := testutil.Network(b, 1000, p, testutil.ExcludeEveryTenth(b, 100))
 		return k, ctx
 	}
 	kWith, ctxWith := network(true)

@@ -4,56 +4,29 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
-// Breaker test params: no PoC phase, inferences expire after one block so a
-// miss lands two blocks after its start, cooldowns 5 doubling up to 20, and
-// an SPRT threshold so high that only the breaker acts. One agent's word is
-// trusted (health_cb_traffic_min_agents 1): these tests drive the breaker's
-// state machine through the keeper, and the evidence ledger then passes
-// every miss through in its block; the agent's allowance is set out of the
-// way so the one agent is never stopped. Corroboration and standing have
-// their own tests (evidence_*_test.go) at the defaults.
+// The breaker tests' params and trip rule (testkit.BreakerParams): no PoC
+// phase, inferences expire after one block so a miss lands two blocks after
+// its start, cooldowns 5 doubling up to 20, an SPRT threshold so high that
+// only the breaker acts, one agent's word trusted and never stopped.
+// Corroboration and standing have their own tests (evidence_*_test.go) at
+// the defaults.
 const (
-	bInitial = 5
-	bMax     = 20
+	bInitial      = testkit.BreakerInitialCooldown
+	bMax          = testkit.BreakerMaxCooldown
+	bWindow       = testkit.BreakerWindow
+	bMinSamples   = testkit.BreakerMinSamples
+	bThresholdPct = testkit.BreakerThresholdPct
+	bConsecutive  = testkit.BreakerConsecutive
 )
 
-// The breaker tests' trip rule, the same for both sample kinds: at least 4
-// samples and over 25% missed in the last 16, or 3 misses in a row (the
-// seed's rule). The tests count misses against it, so they set it
-// themselves rather than follow the chain's calibrated defaults.
-const (
-	bWindow       = 16
-	bMinSamples   = 4
-	bThresholdPct = 25
-	bConsecutive  = 3
-)
-
-func breakerParams() types.Params {
-	p := testParams()
-	p.EpochLength = 200
-	p.PocPhaseBlocks = 0
-	p.ExpirationBlocks = 1
-	p.HealthCbInitialCooldownBlocks = bInitial
-	p.HealthCbMaxCooldownBlocks = bMax
-	p.DowntimeHThreshold = dec("1000")
-	p.HealthCbTrafficMinAgents = 1
-	p.TransferAgentMissAllowance = types.MaxTransferAgentMissAllowance
-	setTripRules(&p)
-	return p
-}
-
-// setTripRules gives both sample kinds the breaker tests' trip rule.
-func setTripRules(p *types.Params) {
-	p.HealthCbWindowSamples, p.HealthCbMinSamples = bWindow, bMinSamples
-	p.HealthCbMissThresholdPct, p.HealthCbConsecutiveMisses = bThresholdPct, bConsecutive
-	p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = bWindow, bMinSamples
-	p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = bThresholdPct, bConsecutive
-}
+func breakerParams() types.Params { return testkit.BreakerParams() }
 
 // newBreakerFixture: executors 1-4 of weight 10 serve "m"; block 1 has begun.
 func newBreakerFixture(t *testing.T, opts ...option) *fixture {
@@ -77,17 +50,13 @@ func (f *fixture) next() {
 // 'm' is never finished and expires), each applied before the next starts.
 func (f *fixture) feed(executor byte, pattern string) {
 	f.t.Helper()
-	for _, c := range pattern {
+	testkit.Feed(pattern, func(ok bool) {
 		id := f.newID()
 		f.mustStart(id, executor, "m")
-		if c == 'o' {
+		if ok {
 			require.NoError(f.t, f.finish(executor, id))
 		}
-		f.next()
-		if c == 'm' {
-			f.next()
-		}
-	}
+	}, f.next)
 }
 
 func (f *fixture) newID() string {
@@ -105,7 +74,7 @@ func (f *fixture) health(i byte) types.HealthStatus {
 
 // attest queues an attested sample for the next block's breaker step.
 func (f *fixture) attest(i byte, miss bool) {
-	f.attested = append(f.attested, attestation{executor: addr(i), miss: miss})
+	f.attested = append(f.attested, testkit.Attested{Executor: addr(i), Miss: miss})
 }
 
 // offered counts, over many seeds, how often each executor is drawn.

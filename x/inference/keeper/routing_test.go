@@ -1,9 +1,10 @@
 package keeper_test
 
 import (
-	"math"
 	"strings"
 	"testing"
+
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -34,14 +35,6 @@ func counts(t *testing.T, f *fixture, model string, n uint64) map[string]int {
 	return out
 }
 
-// requireNear checks got against n*p within 5 standard deviations.
-func requireNear(t *testing.T, got int, n int, p float64, what string) {
-	t.Helper()
-	mean := float64(n) * p
-	sd := math.Sqrt(float64(n) * p * (1 - p))
-	require.InDelta(t, mean, float64(got), 5*sd+1, "%s: got %d, expected about %.0f", what, got, mean)
-}
-
 func TestRandomExecutorIsReproducibleForASeed(t *testing.T) {
 	a, b := weighted(t), weighted(t)
 	differs := false
@@ -69,7 +62,7 @@ func TestRandomExecutorFollowsWeights(t *testing.T) {
 	const n = 10000
 	got := counts(t, f, "m", n)
 	for i := byte(1); i <= 4; i++ {
-		requireNear(t, got[bech(i)], n, float64(i)/10, bech(i))
+		testkit.RequireNear(t, got[bech(i)], n, float64(i)/10, bech(i))
 	}
 }
 

@@ -1,10 +1,11 @@
 package keeper_test
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
 
 	"cosmossdk.io/math"
 	"cosmossdk.io/store"
@@ -13,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	abci "github.com/cometbft/cometbft/abci/types"
-	addresscodec "github.com/cosmos/cosmos-sdk/codec/address"
 	"github.com/cosmos/cosmos-sdk/testutil"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -24,10 +24,9 @@ import (
 	inftest "github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/testutil/replaylog"
 	"github.com/inferenced/inferenced/x/inference/types"
-	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-var ac = addresscodec.NewBech32Codec("infer")
+var ac = testkit.AddressCodec
 
 // Test params: short epochs, a 5-block PoC phase, gonka's SPRT defaults.
 const (
@@ -58,16 +57,7 @@ func authority(t testing.TB) string {
 	return s
 }
 
-// addr is a fixed 20-byte test address.
-func addr(i byte) sdk.AccAddress { return bytes.Repeat([]byte{i}, 20) }
-
-func bech(i byte) string {
-	s, err := ac.BytesToString(addr(i))
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var addr, bech = testkit.Addr, testkit.Bech
 
 func nodeURL(i byte) string { return fmt.Sprintf("http://node-%d.example:8080/v1", i) }
 
@@ -101,7 +91,7 @@ type fixture struct {
 	height int64
 	// attested are applied by the next begin, as the block's health
 	// bundle would carry them.
-	attested []attestation
+	attested []testkit.Attested
 	// applied is how many attested oks and misses the last step applied.
 	applied [2]int
 	seq     int
@@ -196,16 +186,10 @@ func (f *fixture) expired() []string {
 func eventIDs[T proto.Message](f *fixture, id func(T) string) []string {
 	f.t.Helper()
 	var out []string
-	for _, ev := range parseEvents[T](f.t, append(slices.Clone(f.past), f.ctx.EventManager().ABCIEvents()...)) {
+	for _, ev := range testkit.ParseEvents[T](f.t, append(slices.Clone(f.past), f.ctx.EventManager().ABCIEvents()...)) {
 		out = append(out, id(ev))
 	}
 	return out
-}
-
-// attestation is one attested verdict queued by attest.
-type attestation struct {
-	executor sdk.AccAddress
-	miss     bool
 }
 
 // applyHealth runs the breaker's step as the pre-blocker does, with the
@@ -219,17 +203,9 @@ func (f *fixture) applyHealth() {
 		var err error
 		epoch, err = f.k.Epoch.Get(f.ctx)
 		require.NoError(f.t, err, "attested samples need an epoch")
-		vs := make([]verdict.Verdict, epoch.Members)
-		for _, a := range f.attested {
-			i, err := f.k.EpochMemberIndex.Get(f.ctx, a.executor)
-			require.NoError(f.t, err, "attested executor %s is not in the group", a.executor)
-			vs[i] = verdict.OK
-			if a.miss {
-				vs[i] = verdict.Miss
-			}
-		}
-		packed, err = verdict.Pack(vs)
-		require.NoError(f.t, err)
+		packed = testkit.PackAttested(f.t, int(epoch.Members), func(a sdk.AccAddress) (uint32, error) {
+			return f.k.EpochMemberIndex.Get(f.ctx, a)
+		}, f.attested)
 	}
 	f.attested = nil
 	oks, misses, err := f.k.ApplyHealth(f.ctx, epoch.Index, int(epoch.Members), packed)
@@ -375,25 +351,7 @@ func memberAddrs(g types.EpochGroup) []string {
 
 // typedEvents returns the typed events of type T emitted on ctx so far.
 func typedEvents[T proto.Message](t testing.TB, ctx sdk.Context) []T {
-	t.Helper()
-	return parseEvents[T](t, ctx.EventManager().ABCIEvents())
-}
-
-// parseEvents returns the typed events of type T among evs.
-func parseEvents[T proto.Message](t testing.TB, evs []abci.Event) []T {
-	t.Helper()
-	var zero T
-	name := proto.MessageName(zero)
-	var out []T
-	for _, ev := range evs {
-		if ev.Type != name {
-			continue
-		}
-		msg, err := sdk.ParseTypedEvent(ev)
-		require.NoError(t, err)
-		out = append(out, msg.(T))
-	}
-	return out
+	return testkit.TypedEvents[T](t, ctx)
 }
 
 func dec(s string) math.LegacyDec { return math.LegacyMustNewDecFromStr(s) }

@@ -28,15 +28,7 @@ func selectionNetwork(b *testing.B, n int, stage bool) (keeper.Keeper, sdk.Conte
 	p := breakerParams()
 	p.HealthCbMaxExcludedWeightPct = 100
 	p.HealthCbEnforce = stage
-	k, ctx, _ := testutil.Network(b, n, p, func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
-		for i := 0; i < len(addrs); i += 10 {
-			s, err := ac.BytesToString(addrs[i])
-			require.NoError(b, err)
-			require.NoError(b, k.Breaker().Restore(ctx, types.ExecutorHealth{
-				Address: s, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 1, CooldownBlocks: 1_000_000, Exclusions: 1,
-			}))
-		}
-	})
+	k, ctx, _ := testutil.Network(b, n, p, testutil.ExcludeEveryTenth(b, 1_000_000))
 	return k, ctx
 }
 

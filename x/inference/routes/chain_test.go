@@ -1,11 +1,11 @@
 package routes_test
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
-	"cosmossdk.io/math"
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
+
 	"github.com/stretchr/testify/require"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -13,7 +13,6 @@ import (
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/testutil"
 	"github.com/inferenced/inferenced/x/inference/types"
-	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 var ac = testutil.AddressCodec
@@ -21,29 +20,11 @@ var ac = testutil.AddressCodec
 // agent is the chain's bonded transfer agent.
 const agent = 0xAA
 
-func addr(i byte) sdk.AccAddress { return bytes.Repeat([]byte{i}, 20) }
+func addr(i byte) sdk.AccAddress { return testkit.Addr(i) }
 
-func bech(t testing.TB, i byte) string {
-	s, err := ac.BytesToString(addr(i))
-	require.NoError(t, err)
-	return s
-}
+func bech(_ testing.TB, i byte) string { return testkit.Bech(i) }
 
-// breakerParams: no PoC phase, inferences expire after one block,
-// cooldowns 5 doubling to 20, the seed's trip rule for both sample kinds,
-// one agent's misses trusted and never stopped, no SPRT.
-func breakerParams() types.Params {
-	p := types.DefaultParams()
-	p.EpochLength, p.PocPhaseBlocks, p.ExpirationBlocks = 200, 0, 1
-	p.HealthCbInitialCooldownBlocks, p.HealthCbMaxCooldownBlocks = 5, 20
-	p.DowntimeHThreshold = math.LegacyMustNewDecFromStr("1000")
-	p.HealthCbTrafficMinAgents = 1
-	p.TransferAgentMissAllowance = types.MaxTransferAgentMissAllowance
-	p.HealthCbWindowSamples, p.HealthCbMinSamples, p.HealthCbMissThresholdPct, p.HealthCbConsecutiveMisses = 16, 4, 25, 3
-	p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 16, 4
-	p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = 25, 3
-	return p
-}
+func breakerParams() types.Params { return testkit.BreakerParams() }
 
 // chain drives a keeper block by block as the app does: the pre-blocker's
 // breaker step (with the attested misses queued by attest), BeginBlock,
@@ -57,7 +38,7 @@ type chain struct {
 	params   types.Params
 	height   int64
 	seq      int
-	attested []sdk.AccAddress
+	attested []testkit.Attested
 }
 
 // participant is executor i at weight, serving models, bonded for it.
@@ -94,14 +75,9 @@ func (c *chain) begin(h int64) {
 		var err error
 		epoch, err = c.k.Epoch.Get(c.ctx)
 		require.NoError(c.t, err)
-		vs := make([]verdict.Verdict, epoch.Members)
-		for _, a := range c.attested {
-			i, err := c.k.EpochMemberIndex.Get(c.ctx, a)
-			require.NoError(c.t, err)
-			vs[i] = verdict.Miss
-		}
-		packed, err = verdict.Pack(vs)
-		require.NoError(c.t, err)
+		packed = testkit.PackAttested(c.t, int(epoch.Members), func(a sdk.AccAddress) (uint32, error) {
+			return c.k.EpochMemberIndex.Get(c.ctx, a)
+		}, c.attested)
 	}
 	c.attested = nil
 	_, _, err := c.k.ApplyHealth(c.ctx, epoch.Index, int(epoch.Members), packed)
@@ -115,7 +91,9 @@ func (c *chain) end() {
 }
 
 // attest queues an attested miss of executor i for the next block.
-func (c *chain) attest(i byte) { c.attested = append(c.attested, addr(i)) }
+func (c *chain) attest(i byte) {
+	c.attested = append(c.attested, testkit.Attested{Executor: addr(i), Miss: true})
+}
 
 func (c *chain) start(executor byte, model string) (string, error) {
 	c.seq++

@@ -3,8 +3,9 @@ package selection
 import (
 	"errors"
 	"fmt"
-	"math"
 	"testing"
+
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,14 +36,6 @@ func counts(t *testing.T, sel Selection, n uint64) map[string]int {
 	return out
 }
 
-// requireNear checks got against n*p within 5 standard deviations.
-func requireNear(t *testing.T, got int, n int, p float64, what string) {
-	t.Helper()
-	mean := float64(n) * p
-	sd := math.Sqrt(float64(n) * p * (1 - p))
-	require.InDelta(t, mean, float64(got), 5*sd+1, "%s: got %d, expected about %.0f", what, got, mean)
-}
-
 func TestHealthStageRemovedCandidatesAreNeverDrawn(t *testing.T) {
 	calls := 0
 	sel, err := Health("m", weighted(), func(pool []types.Candidate) ([]types.Candidate, error) {
@@ -61,7 +54,7 @@ func TestHealthStageRemovedCandidatesAreNeverDrawn(t *testing.T) {
 	got := counts(t, sel, n)
 	require.Zero(t, got[name(3)])
 	require.Zero(t, got[name(4)])
-	requireNear(t, got[name(1)], n, 1.0/3, "member 1 among 1 and 2")
+	testkit.RequireNear(t, got[name(1)], n, 1.0/3, "member 1 among 1 and 2")
 	d, err := DrawFrom(sel, 0)
 	require.NoError(t, err)
 	require.Equal(t, 2, d.Candidates)
@@ -87,7 +80,7 @@ func TestHealthStageLoweredWeightChangesDistribution(t *testing.T) {
 	const n = 4000
 	before, err := Health("m", weighted(), nil)
 	require.NoError(t, err)
-	requireNear(t, counts(t, before, n)[name(4)], n, 0.4, "member 4 at full weight")
+	testkit.RequireNear(t, counts(t, before, n)[name(4)], n, 0.4, "member 4 at full weight")
 
 	after, err := Health("m", weighted(), func(pool []types.Candidate) ([]types.Candidate, error) {
 		for i := range pool {
@@ -103,7 +96,7 @@ func TestHealthStageLoweredWeightChangesDistribution(t *testing.T) {
 	require.NoError(t, err)
 	got := counts(t, after, n)
 	require.Zero(t, got[name(4)])
-	requireNear(t, got[name(1)], n, 4.0/9, "member 1 raised to weight 4")
+	testkit.RequireNear(t, got[name(1)], n, 4.0/9, "member 1 raised to weight 4")
 	d, err := DrawFrom(after, 1)
 	require.NoError(t, err)
 	require.Equal(t, uint64(9), d.TotalWeight)

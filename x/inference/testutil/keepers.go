@@ -12,7 +12,6 @@ import (
 	storetypes "cosmossdk.io/store/types"
 	"github.com/stretchr/testify/require"
 
-	addresscodec "github.com/cosmos/cosmos-sdk/codec/address"
 	"github.com/cosmos/cosmos-sdk/runtime"
 	"github.com/cosmos/cosmos-sdk/testutil"
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -20,6 +19,7 @@ import (
 	authtypes "github.com/cosmos/cosmos-sdk/x/auth/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
+	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -27,7 +27,7 @@ import (
 const Model = "m"
 
 // AddressCodec is the chain's account address codec (bech32 "infer").
-var AddressCodec = addresscodec.NewBech32Codec("infer")
+var AddressCodec = testkit.AddressCodec
 
 // Keeper is a bare keeper on an in-memory store, with no genesis, and the
 // test context over that store.
@@ -92,4 +92,19 @@ func Network(tb testing.TB, n int, params types.Params, setup func(keeper.Keeper
 	}
 	tc.CMS.Commit()
 	return k, ctx.WithMultiStore(tc.CMS.CacheMultiStore()), addrs
+}
+
+// ExcludeEveryTenth is a Network setup that holds every tenth executor
+// EXCLUDED for cooldown blocks from height 1 (the selection benchmarks'
+// 10% excluded).
+func ExcludeEveryTenth(tb testing.TB, cooldown uint64) func(keeper.Keeper, sdk.Context, []sdk.AccAddress) {
+	return func(k keeper.Keeper, ctx sdk.Context, addrs []sdk.AccAddress) {
+		for i := 0; i < len(addrs); i += 10 {
+			s, err := AddressCodec.BytesToString(addrs[i])
+			require.NoError(tb, err)
+			require.NoError(tb, k.Breaker().Restore(ctx, types.ExecutorHealth{
+				Address: s, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 1, CooldownBlocks: cooldown, Exclusions: 1,
+			}))
+		}
+	}
 }
