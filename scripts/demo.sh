@@ -65,13 +65,12 @@ line() {
   printf '%6d %s  %s\n' "$h" "$out" "${2:-}"
 }
 
-# follow prints one line per block until the victim's state is $1, and
-# marks that block with $2. A block's line is printed once the next one is
-# committed: the load driver draws from a block's state while the next one
-# is being made, so its requests are all known by then.
+# follow prints one line per block after $last until the victim's state is
+# $1, and marks that block with $2. A block's line is printed once the next
+# one is committed: the load driver draws from a block's state while the
+# next one is being made, so its requests are all known by then.
 follow() {
-  local want=$1 reached=$2 last h st
-  last=$(height)
+  local want=$1 reached=$2 h st
   while :; do
     h=$(height)
     while [ $((last + 1)) -lt "$h" ]; do
@@ -99,6 +98,7 @@ start=$(height)
 while [ "$(height)" -lt $((start + 3)) ]; do sleep 0.2; done
 curl -fsS -X POST "$victim_url/control/dark?mode=refuse" >/dev/null
 dark=$(height)
+last=$dark
 echo "  -- $victim goes dark after block $dark"
 follow HEALTH_STATE_EXCLUDED "<- $victim excluded"
 curl -fsS -X POST "$victim_url/control/up" >/dev/null
