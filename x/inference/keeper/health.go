@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferenced/inferenced/x/inference/agents"
 	"github.com/inferenced/inferenced/x/inference/breakerstore"
+	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -81,13 +82,15 @@ func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int,
 	return breakerstore.Attestation{Members: members, Samples: samples}, nil
 }
 
-// reads is what the keeper lets the stores it composes read (breakerstore.Reads,
-// agents.Reads): its own collections, never written through here.
+// reads is what the keeper lets the stores it composes read
+// (breakerstore.Reads, agents.Reads, inferences.Reads): its own
+// collections, never written through here.
 type reads struct{ k Keeper }
 
 var (
 	_ breakerstore.Reads = reads{}
 	_ agents.Reads       = reads{}
+	_ inferences.Reads   = reads{}
 )
 
 func (r reads) MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bool, error) {
