@@ -3,7 +3,6 @@ package breakerstore_test
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -52,66 +51,6 @@ func breakerParams() types.Params { return testkit.BreakerParams() }
 const agentByte = 0xAA
 
 var addr, bech = testkit.Addr, testkit.Bech
-
-// executor is one epoch member and its stats this epoch.
-type executor struct {
-	member           types.EpochMember
-	finished, missed uint64
-}
-
-// group is the epoch group as the keeper stores it, in address order: what
-// the store reads (breakerstore.Reads).
-type group struct{ execs []*executor }
-
-func (g *group) MemberIndex(_ context.Context, a sdk.AccAddress) (uint32, bool, error) {
-	for i, e := range g.execs {
-		if e.member.Address == bechOf(a) {
-			return uint32(i), true, nil
-		}
-	}
-	return 0, false, nil
-}
-
-func (g *group) MemberAt(_ context.Context, i uint32) (types.EpochMember, error) {
-	if int(i) >= len(g.execs) {
-		return types.EpochMember{}, fmt.Errorf("epoch member %d: %w", i, collections.ErrNotFound)
-	}
-	return g.execs[i].member, nil
-}
-
-func (g *group) ModelWeight(_ context.Context, model string) (uint64, error) {
-	var w uint64
-	for _, e := range g.execs {
-		if slices.Contains(e.member.Models, model) {
-			w += e.member.Weight
-		}
-	}
-	return w, nil
-}
-
-func (g *group) EpochSuccesses(_ context.Context, a sdk.AccAddress) (uint64, error) {
-	if e := g.find(a); e != nil {
-		return e.finished, nil
-	}
-	return 0, nil
-}
-
-func (g *group) find(a sdk.AccAddress) *executor {
-	for _, e := range g.execs {
-		if e.member.Address == bechOf(a) {
-			return e
-		}
-	}
-	return nil
-}
-
-func bechOf(a sdk.AccAddress) string {
-	s, err := ac.BytesToString(a)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
 
 type fixture struct {
 	t          *testing.T
@@ -431,32 +370,4 @@ func requireBreakerEmpty(t *testing.T, f *fixture) {
 
 func typedEvents[T proto.Message](t testing.TB, ctx sdk.Context) []T {
 	return testkit.TypedEvents[T](t, ctx)
-}
-
-// Transfer agents of the evidence tests.
-const (
-	agentA byte = agentByte
-	agentB byte = agentByte + 1
-	agentC byte = agentByte + 2
-)
-
-func newEvidenceFixture(t *testing.T, edit ...func(*types.Params)) *fixture {
-	t.Helper()
-	p := testkit.EvidenceParams()
-	for _, e := range edit {
-		e(&p)
-	}
-	return newBreakerFixture(t, p)
-}
-
-// send routes one inference from agent to executor, finished at once when
-// ok, left to expire otherwise.
-func (f *fixture) send(agent, executor byte, ok bool) string {
-	f.t.Helper()
-	id := f.newID()
-	require.NoError(f.t, f.startBy(agent, id, executor, "m"))
-	if ok {
-		require.NoError(f.t, f.finish(executor, id))
-	}
-	return id
 }
