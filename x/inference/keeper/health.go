@@ -84,16 +84,18 @@ func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int,
 
 // reads is what the keeper lets the stores it composes read
 // (breakerstore.Reads, agents.Reads, inferences.Reads): its own
-// collections, never written through here.
+// collections, never written through here. It is shared by pointer: the
+// stores call it for every member they look up, and a Keeper is a large
+// value to copy on each call.
 type reads struct{ k Keeper }
 
 var (
-	_ breakerstore.Reads = reads{}
-	_ agents.Reads       = reads{}
-	_ inferences.Reads   = reads{}
+	_ breakerstore.Reads = (*reads)(nil)
+	_ agents.Reads       = (*reads)(nil)
+	_ inferences.Reads   = (*reads)(nil)
 )
 
-func (r reads) MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bool, error) {
+func (r *reads) MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bool, error) {
 	i, err := r.k.EpochMemberIndex.Get(ctx, addr)
 	if errors.Is(err, collections.ErrNotFound) {
 		return 0, false, nil
@@ -104,7 +106,7 @@ func (r reads) MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bo
 	return i, true, nil
 }
 
-func (r reads) MemberAt(ctx context.Context, index uint32) (types.EpochMember, error) {
+func (r *reads) MemberAt(ctx context.Context, index uint32) (types.EpochMember, error) {
 	m, err := r.k.EpochMembers.Get(ctx, index)
 	if err != nil {
 		return types.EpochMember{}, fmt.Errorf("epoch member %d: %w", index, err)
@@ -112,7 +114,7 @@ func (r reads) MemberAt(ctx context.Context, index uint32) (types.EpochMember, e
 	return m, nil
 }
 
-func (r reads) ModelWeight(ctx context.Context, model string) (uint64, error) {
+func (r *reads) ModelWeight(ctx context.Context, model string) (uint64, error) {
 	w, err := r.k.ModelWeights.Get(ctx, model)
 	if errors.Is(err, collections.ErrNotFound) {
 		return 0, nil
@@ -120,7 +122,7 @@ func (r reads) ModelWeight(ctx context.Context, model string) (uint64, error) {
 	return w, err
 }
 
-func (r reads) EpochSuccesses(ctx context.Context, addr sdk.AccAddress) (uint64, error) {
+func (r *reads) EpochSuccesses(ctx context.Context, addr sdk.AccAddress) (uint64, error) {
 	p, err := r.k.Participants.Get(ctx, addr)
 	if errors.Is(err, collections.ErrNotFound) {
 		return 0, nil // it left: its in-flight outcomes start from nothing
@@ -131,16 +133,17 @@ func (r reads) EpochSuccesses(ctx context.Context, addr sdk.AccAddress) (uint64,
 	return p.CurrentEpochStats.InferenceCount, nil
 }
 
-func (r reads) Params(ctx context.Context) (types.Params, error) { return r.k.Params.Get(ctx) }
+func (r *reads) Params(ctx context.Context) (types.Params, error) { return r.k.Params.Get(ctx) }
 
-func (r reads) Epoch(ctx context.Context) (types.Epoch, error) { return r.k.currentEpoch(ctx) }
+func (r *reads) Epoch(ctx context.Context) (types.Epoch, error) { return r.k.currentEpoch(ctx) }
 
 // memberOf returns the epoch member at addr, if it is one.
 func (k Keeper) memberOf(ctx context.Context, addr sdk.AccAddress) (types.EpochMember, bool, error) {
-	i, ok, err := reads{k: k}.MemberIndex(ctx, addr)
+	r := &reads{k: k}
+	i, ok, err := r.MemberIndex(ctx, addr)
 	if err != nil || !ok {
 		return types.EpochMember{}, false, err
 	}
-	m, err := reads{k: k}.MemberAt(ctx, i)
+	m, err := r.MemberAt(ctx, i)
 	return m, err == nil, err
 }

@@ -96,7 +96,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		LeavingParticipants: collections.NewKeySet(sb, types.LeavingParticipantsPrefix, "leaving_participants",
 			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
 	}
-	r := reads{k: k}
+	r := &reads{k: k}
 	k.breaker = breakerstore.NewStore(sb, cdc, addressCodec, r)
 	k.agents = agents.NewStore(sb, cdc, addressCodec, r, k.escrow)
 	k.inferences = inferences.NewStore(sb, cdc, addressCodec, r)
