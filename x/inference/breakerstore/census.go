@@ -67,6 +67,15 @@ func (s Store) Invariants(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.records.Walk(ctx, nil, func(key sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+		addr, err := s.ac.StringToBytes(h.Address)
+		if err != nil || !key.Equals(sdk.AccAddress(addr)) {
+			return true, fmt.Errorf("breaker record stored under %X names %q", []byte(key), h.Address)
+		}
+		return false, nil
+	}); err != nil {
+		return err
+	}
 	if n := uint64(len(c.gs.ExecutorHealth)); c.recordCount != n {
 		return fmt.Errorf("breaker record count %d, but %d records", c.recordCount, n)
 	}
@@ -81,6 +90,9 @@ func (s Store) Invariants(ctx context.Context) error {
 			return fmt.Errorf("breaker record address %q: %w", h.Address, err)
 		}
 		e := entryOf(addr, h)
+		if e.plain() {
+			return fmt.Errorf("breaker record of %s holds nothing a fresh executor would not: save never stores one", h.Address)
+		}
 		if g, ok := breaker.GateOf(e.rec); ok {
 			gates = append(gates, gateEntry{h.Address, g})
 		}

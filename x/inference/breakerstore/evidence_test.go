@@ -1,11 +1,17 @@
 package breakerstore_test
 
 import (
+	"bytes"
 	"testing"
 
+	"cosmossdk.io/log"
 	"github.com/stretchr/testify/require"
 
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/x/inference/breakerstore"
 	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // A miss of a request sent before the exclusion, landing after the probe
@@ -90,4 +96,30 @@ func TestAttestedExclusionRestoredByAttestedOKAndReExcludedByAttestedMiss(t *tes
 	h = f.health(2)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, h.State)
 	require.Equal(t, types.HEALTH_REASON_ATTESTED_OK, h.Reason)
+}
+
+// Attested samples that do not map to the epoch group (a fault between the
+// bundle and the group store, which ProcessProposal should have refused)
+// cost the block its attested samples, logged, but never the block itself:
+// the step still judges the traffic outcomes queued for it.
+func TestAttestationNotMatchingTheGroupIsLoggedAndTheStepRunsWithoutIt(t *testing.T) {
+	f := newBreakerFixture(t, breakerParams())
+	f.mustStart(f.newID(), 1, "m")
+	f.next()
+	f.end() // the inference expires: a traffic miss queued for executor 1
+
+	n := len(f.group.execs) + 1
+	vs := make([]verdict.Verdict, n)
+	vs[n-1] = verdict.Miss // a member the group does not have
+	samples, err := verdict.Pack(vs)
+	require.NoError(t, err)
+	var logged bytes.Buffer
+	ctx := f.ctx.WithBlockHeight(f.height + 1).WithEventManager(sdk.NewEventManager()).WithLogger(log.NewLogger(&logged))
+
+	applied, err := f.s.Step(ctx, breakerstore.Block{Params: f.params, Attested: breakerstore.Attestation{Members: n, Samples: samples}})
+	require.NoError(t, err, "a group fault must not fail the block")
+	require.Zero(t, applied.AttestedMisses+applied.AttestedOKs)
+	require.Len(t, applied.Misses, 1, "the queued traffic miss is still judged")
+	require.Equal(t, addr(1), applied.Misses[0].Executor)
+	require.Contains(t, logged.String(), "attested samples do not map to the epoch group")
 }

@@ -58,7 +58,12 @@ type step struct {
 func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 	attested, err := s.attestedSamples(ctx, b.Attested)
 	if err != nil {
-		return Applied{}, err
+		// A fault reading the group costs the block its attested samples,
+		// never the chain its liveness: the step still runs without them,
+		// as the pre-blocker has always done.
+		sdk.UnwrapSDKContext(ctx).Logger().Error("attested samples do not map to the epoch group; none applied",
+			"module", types.ModuleName, "err", err)
+		attested = nil
 	}
 	st := &step{
 		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),

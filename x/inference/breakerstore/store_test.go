@@ -93,3 +93,28 @@ func TestStaleCooldownEntryIsDropped(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, types.HEALTH_STATE_HEALTHY, st.State, staleAddr)
 }
+
+// Invariants catch a record save would never write: one holding nothing a
+// fresh executor would not, and one stored under another executor's key.
+func TestInvariantsCatchRecordsSaveNeverWrites(t *testing.T) {
+	a, aAddr := account(1)
+	b, _ := account(2)
+	excluded := types.ExecutorHealth{Address: aAddr, State: types.HEALTH_STATE_EXCLUDED, ExcludedAt: 3, CooldownBlocks: 4, Exclusions: 1}
+	cases := []struct {
+		name    string
+		key     sdk.AccAddress
+		rec     types.ExecutorHealth
+		wantErr string
+	}{
+		{"plain record", a, types.ExecutorHealth{Address: aAddr}, "holds nothing a fresh executor would not"},
+		{"record under another key", b, excluded, "names"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ctx := newStore(t)
+			require.NoError(t, s.records.Set(ctx, tc.key, tc.rec))
+			require.NoError(t, s.recordCount.Set(ctx, 1))
+			require.ErrorContains(t, s.Invariants(ctx), tc.wantErr)
+		})
+	}
+}
