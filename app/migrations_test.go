@@ -15,9 +15,9 @@ import (
 )
 
 // An upgrade handler's RunMigrations takes a version-2 x/inference store
-// (no traffic trip rule, no inference retention) to the module's
-// ConsensusVersion through the registered Migrate2to3 and Migrate3to4: the
-// wiring, not only the migrator, is in place.
+// (no traffic trip rule, no inference retention, no service rule) to the
+// module's ConsensusVersion through the registered steps 2 to 3, 3 to 4
+// and 4 to 5: the wiring, not only the migrator, is in place.
 func TestRunMigrationsTakesInferenceFromVersion2(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
@@ -26,6 +26,8 @@ func TestRunMigrationsTakesInferenceFromVersion2(t *testing.T) {
 	v2.HealthCbTrafficWindowSamples, v2.HealthCbTrafficMinSamples = 0, 0
 	v2.HealthCbTrafficMissThresholdPct, v2.HealthCbTrafficConsecutiveMisses = 0, 0
 	v2.InferenceRetentionEpochs = 0
+	v2.HealthCbServiceWindowSamples, v2.HealthCbServiceMinSamples, v2.HealthCbServiceExcessPct = 0, 0, 0
+	v2.HealthCbServiceMissThresholdPct, v2.HealthCbServiceConsecutiveMisses = 0, 0
 	require.NoError(t, a.InferenceKeeper.Params.Set(ctx, v2))
 
 	from := a.ModuleManager.GetVersionMap()
@@ -33,8 +35,8 @@ func TestRunMigrationsTakesInferenceFromVersion2(t *testing.T) {
 	to, err := a.ModuleManager.RunMigrations(ctx, a.configurator, from)
 	require.NoError(t, err)
 	require.Equal(t, uint64(inferencemodule.ConsensusVersion), to[inferencetypes.ModuleName])
-	require.Equal(t, uint64(4), to[inferencetypes.ModuleName])
+	require.Equal(t, uint64(5), to[inferencetypes.ModuleName])
 	got, err := a.InferenceKeeper.Params.Get(ctx)
 	require.NoError(t, err)
-	require.Equal(t, inferencetypes.DefaultParams(), got, "the traffic rule and the retention defaulted, the rest as stored")
+	require.Equal(t, inferencetypes.DefaultParams(), got, "the traffic rule, the retention and the service rule defaulted, the rest as stored")
 }

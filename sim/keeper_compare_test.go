@@ -173,11 +173,12 @@ func (r *replay) compareStored(last *blockTrace) {
 // it, with the simulator's agent names mapped to the agents' addresses.
 func storedView(x execState, addr string, agent map[string]string) types.ExecutorHealth {
 	r, l := x.Record, x.Ledger
-	tw, aw := r.Windows[breaker.Traffic], r.Windows[breaker.Attested]
+	tw, aw, sw := r.Windows[breaker.Traffic], r.Windows[breaker.Attested], r.Windows[breaker.Service]
 	h := types.ExecutorHealth{
 		Address: addr, State: types.HealthState(r.State),
 		Traffic:  types.SampleWindow{Bits: tw.Bits, Count: tw.Count},
 		Attested: types.SampleWindow{Bits: aw.Bits, Count: aw.Count},
+		Service:  types.SampleWindow{Bits: sw.Bits, Count: sw.Count},
 		Evidence: types.SampleKind(r.Evidence), Reason: types.HealthReason(r.Reason),
 		SinceHeight: r.Since, ExcludedAt: r.ExcludedAt, CooldownBlocks: r.Cooldown,
 		Exclusions: r.Exclusions, CapRefusals: r.CapRefusals,

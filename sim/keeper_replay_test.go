@@ -99,7 +99,7 @@ func (r *replay) block(b *blockTrace, f *crossFigures) {
 	} else {
 		require.ErrorIs(t, err, types.ErrNoEpoch, "block %d: vote group", b.Height)
 	}
-	_, _, err := r.k.ApplyHealth(ctx, voted, members, samples)
+	_, _, err := r.k.ApplyHealth(ctx, voted, members, samples, nil)
 	require.NoError(t, err, "block %d: breaker step", b.Height)
 	require.NoError(t, r.k.BeginBlock(ctx), "block %d: begin block", b.Height)
 	var expired []string

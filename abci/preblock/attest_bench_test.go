@@ -132,7 +132,7 @@ func benchAttestation(b *testing.B, executors int, scenario string) {
 		}
 		ours += time.Since(start)
 		start = time.Now()
-		_, _, err = k.ApplyHealth(block, e, size, bundle.Samples)
+		_, _, err = k.ApplyHealth(block, e, size, bundle.Samples, bundle.Service)
 		require.NoError(b, err)
 		keeperTime += time.Since(start)
 	}
@@ -155,7 +155,7 @@ func proposerBundle(b *testing.B, commit abci.ExtendedCommitInfo, epoch uint64, 
 	}
 	packed, err := aggregate.Packed(votes, n)
 	require.NoError(b, err)
-	bundle, err := proposals.NewBundle(commit, epoch, n, packed)
+	bundle, err := proposals.NewBundle(commit, epoch, n, packed, nil)
 	require.NoError(b, err)
 	tx, err := proposals.Encode(bundle)
 	require.NoError(b, err)

@@ -20,10 +20,11 @@ import (
 
 // Breaker is the module's side of the step (the x/inference keeper).
 type Breaker interface {
-	// ApplyHealth runs the breaker's step for the block with the attested
-	// samples its bundle carries (epoch, group size, packed verdicts; none
-	// when samples is empty) and returns how many it applied.
-	ApplyHealth(ctx context.Context, epoch uint64, members int, samples []byte) (oks, misses int, err error)
+	// ApplyHealth runs the breaker's step for the block with the
+	// attestations its bundle carries (epoch, group size, packed liveness
+	// verdicts, encoded service rates; none when both are empty) and
+	// returns how many liveness samples it applied.
+	ApplyHealth(ctx context.Context, epoch uint64, members int, samples, service []byte) (oks, misses int, err error)
 }
 
 // Modules is what the handler wraps: the module manager's pre-blockers.
@@ -60,7 +61,7 @@ func (h Handler) WrappedPreBlocker(modules Modules) sdk.PreBlocker {
 			return nil, err
 		}
 		b := h.bundle(ctx, req)
-		oks, misses, err := h.breaker.ApplyHealth(ctx, b.Epoch, b.Members, b.Samples)
+		oks, misses, err := h.breaker.ApplyHealth(ctx, b.Epoch, b.Members, b.Samples, b.Service)
 		if err != nil {
 			return nil, fmt.Errorf("circuit breaker step: %w", err)
 		}

@@ -45,16 +45,17 @@ type call struct {
 	epoch       uint64
 	members     int
 	samples     []byte
+	service     []byte
 	oks, misses int
 }
 
-func (r *recordingBreaker) ApplyHealth(ctx context.Context, epoch uint64, members int, samples []byte) (int, int, error) {
+func (r *recordingBreaker) ApplyHealth(ctx context.Context, epoch uint64, members int, samples, service []byte) (int, int, error) {
 	if r.applyErr != nil {
-		r.calls = append(r.calls, call{epoch: epoch, members: members, samples: samples})
+		r.calls = append(r.calls, call{epoch: epoch, members: members, samples: samples, service: service})
 		return 0, 0, r.applyErr
 	}
-	oks, misses, err := r.keeper.ApplyHealth(ctx, epoch, members, samples)
-	r.calls = append(r.calls, call{epoch, members, samples, oks, misses})
+	oks, misses, err := r.keeper.ApplyHealth(ctx, epoch, members, samples, service)
+	r.calls = append(r.calls, call{epoch, members, samples, service, oks, misses})
 	return oks, misses, err
 }
 

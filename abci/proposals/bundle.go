@@ -13,6 +13,7 @@ import (
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -50,6 +51,9 @@ type Bundle struct {
 	Epoch   uint64
 	Members int
 	Samples []byte // packed, one 2-bit value per member
+	// Service is the attested service rates (service.Encode; empty when
+	// no member has one).
+	Service []byte
 
 	extensions []byte // raw DEFLATE of the framed extensions
 	signatures []byte // framed signatures
@@ -63,8 +67,8 @@ type VoteExtension struct {
 
 // NewBundle is the bundle of a (pruned) extended commit whose checked
 // extensions attest about epoch, a group of members, with the packed
-// samples computed from them.
-func NewBundle(ec abci.ExtendedCommitInfo, epoch uint64, members int, samples []byte) (Bundle, error) {
+// samples and the encoded service rates computed from them.
+func NewBundle(ec abci.ExtendedCommitInfo, epoch uint64, members int, samples, rates []byte) (Bundle, error) {
 	exts := make([][]byte, len(ec.Votes))
 	sigs := make([][]byte, len(ec.Votes))
 	size := 0
@@ -76,7 +80,8 @@ func NewBundle(ec abci.ExtendedCommitInfo, epoch uint64, members int, samples []
 	if err != nil {
 		return Bundle{}, fmt.Errorf("deflate extensions: %w", err)
 	}
-	return Bundle{Epoch: epoch, Members: members, Samples: samples, extensions: compressed, signatures: appendFrame(nil, sigs)}, nil
+	return Bundle{Epoch: epoch, Members: members, Samples: samples, Service: rates,
+		extensions: compressed, signatures: appendFrame(nil, sigs)}, nil
 }
 
 // IsBundle reports whether tx carries the bundle prefix.
@@ -108,9 +113,12 @@ func Encode(b Bundle) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode health bundle samples: %w", err)
 	}
+	if err := service.Check(b.Service, b.Members); err != nil {
+		return nil, fmt.Errorf("encode health bundle service rates: %w", err)
+	}
 	hb := types.HealthBundle{
 		EpochIndex: b.Epoch, Samples: samples, Members: uint32(b.Members),
-		Extensions: b.extensions, Signatures: b.signatures,
+		Extensions: b.extensions, Signatures: b.signatures, Service: b.Service,
 	}
 	body, err := hb.Marshal()
 	if err != nil {
@@ -145,15 +153,19 @@ func Decode(tx []byte) (Bundle, error) {
 	if err != nil {
 		return Bundle{}, fmt.Errorf("%w: samples: %w", ErrBadBundle, err)
 	}
+	if err := service.Check(hb.Service, int(hb.Members)); err != nil {
+		return Bundle{}, fmt.Errorf("%w: service rates: %w", ErrBadBundle, err)
+	}
 	return Bundle{
-		Epoch: hb.EpochIndex, Members: int(hb.Members), Samples: samples,
+		Epoch: hb.EpochIndex, Members: int(hb.Members), Samples: samples, Service: hb.Service,
 		extensions: hb.Extensions, signatures: hb.Signatures,
 	}, nil
 }
 
 // isEmpty: the empty bundle, which carries no attestation.
 func isEmpty(b Bundle) bool {
-	return b.Epoch == 0 && b.Members == 0 && len(b.Samples) == 0 && len(b.extensions) == 0 && len(b.signatures) == 0
+	return b.Epoch == 0 && b.Members == 0 && len(b.Samples) == 0 && len(b.Service) == 0 &&
+		len(b.extensions) == 0 && len(b.signatures) == 0
 }
 
 // Empty reports whether b is the empty bundle, which carries no votes.

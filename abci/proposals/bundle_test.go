@@ -18,6 +18,7 @@ import (
 
 	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -32,7 +33,7 @@ func sampleCommit(tb testing.TB) abci.ExtendedCommitInfo {
 
 func sampleBundle(tb testing.TB) Bundle {
 	tb.Helper()
-	b, err := NewBundle(sampleCommit(tb), 2, 2, []byte{0x09})
+	b, err := NewBundle(sampleCommit(tb), 2, 2, []byte{0x09}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -119,7 +120,8 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 		{"missing prefix", good[len(prefix):], ErrNotBundle},
 		{"previous layout's prefix", append([]byte("\xffHEALTH1"), good[len(prefix):]...), ErrNotBundle},
 		{"truncated", good[:len(good)-1], ErrBadBundle},
-		{"unknown field", append(append([]byte{}, good...), 0x38, 0x01), ErrNonCanonical},
+		{"unknown field", append(append([]byte{}, good...), 0x40, 0x01), ErrNonCanonical},
+		{"service rates that are not canonical (all unknown written out)", append(append([]byte{}, good...), 0x3a, 0x03, 0x00, 0x01, 0x01), ErrBadBundle},
 		{"the removed extended_commit_info field", append(append([]byte{}, prefix...), 0x0a, 0x00), ErrNonCanonical},
 		{"garbage", append(append([]byte{}, prefix...), 0x2a, 0x02, 0xff), ErrBadBundle},
 		{"members beyond max_participants' cap", envelope(types.HealthBundle{EpochIndex: 1, Members: uint32(types.MaxMaxParticipants) + 1}), ErrBadBundle},
@@ -285,7 +287,15 @@ func TestWorstCaseBundleFits(t *testing.T) {
 		ec.Votes = append(ec.Votes, v.Vote(t, testChain, 1<<62, ec.Round, ext))
 	}
 	samples := bytes.Repeat([]byte{0xaa}, verdict.PackedLen(n))
-	b, err := NewBundle(ec, 1<<62, n, samples)
+	reports := make([]service.Report, n) // the most rates a list holds, spread out
+	for i := 0; i < service.MaxExceptions; i++ {
+		reports[i*(n/service.MaxExceptions)] = service.MaxRate
+	}
+	rates, err := service.Encode(reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBundle(ec, 1<<62, n, samples, rates)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@ import (
 	"github.com/cometbft/cometbft/libs/protoio"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 
+	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
+	"github.com/inferenced/inferenced/x/inference/service"
 )
 
 // KeyLookup returns a validator's consensus public key by consensus
@@ -18,15 +20,17 @@ import (
 type KeyLookup func(consAddr []byte) (cmtcrypto.PubKey, error)
 
 // ExtensionCheck verifies an extension made at the commit's height and
-// returns its verdicts in compact form, or that the validator abstains:
-// the handlers pass ve.Checker.Verdicts, made once for the commit.
-type ExtensionCheck func(ext []byte) (verdicts []byte, abstains bool, err error)
+// returns what it says: the handlers pass ve.Checker.Check, made once for
+// the commit.
+type ExtensionCheck func(ext []byte) (ve.Checked, error)
 
 // Signed is an extended commit whose every remaining signature verified.
 type Signed struct {
 	// Votes are the commit votes with a valid extension (empty ones abstain),
-	// with their power, for aggregation.
-	Votes []aggregate.Vote
+	// with their power, for aggregation; Service the same votes' service
+	// reports, for the median.
+	Votes   []aggregate.Vote
+	Service []service.Vote
 	// ValidPower is their total power; TotalPower that of the whole set.
 	ValidPower, TotalPower int64
 }
@@ -42,32 +46,32 @@ func extSignBytes(chainID string, height int64, round int32, ext []byte) ([]byte
 // carries none (absent, nil, or pruned by the proposer); an extension on a
 // vote that is not for the block, a missing or bad signature, or an invalid
 // extension is an error.
-func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) (aggregate.Vote, bool, error) {
+func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) (ve.Checked, bool, error) {
 	if v.BlockIdFlag != cmtproto.BlockIDFlagCommit || (len(v.VoteExtension) == 0 && len(v.ExtensionSignature) == 0) {
 		if len(v.VoteExtension) != 0 || len(v.ExtensionSignature) != 0 {
-			return aggregate.Vote{}, false, errors.New("extension on a vote that is not for the block")
+			return ve.Checked{}, false, errors.New("extension on a vote that is not for the block")
 		}
-		return aggregate.Vote{}, false, nil
+		return ve.Checked{}, false, nil
 	}
 	if len(v.ExtensionSignature) == 0 {
-		return aggregate.Vote{}, false, errors.New("no extension signature")
+		return ve.Checked{}, false, errors.New("no extension signature")
 	}
 	key, err := keys(v.Validator.Address)
 	if err != nil {
-		return aggregate.Vote{}, false, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
+		return ve.Checked{}, false, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
 	}
 	msg, err := extSignBytes(chainID, height, round, v.VoteExtension)
 	if err != nil {
-		return aggregate.Vote{}, false, err
+		return ve.Checked{}, false, err
 	}
 	if !key.VerifySignature(msg, v.ExtensionSignature) {
-		return aggregate.Vote{}, false, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
+		return ve.Checked{}, false, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
 	}
-	verdicts, abstains, err := check(v.VoteExtension)
+	checked, err := check(v.VoteExtension)
 	if err != nil {
-		return aggregate.Vote{}, false, err
+		return ve.Checked{}, false, err
 	}
-	return aggregate.Vote{Power: v.Validator.Power, Verdicts: verdicts, Abstain: abstains}, true, nil
+	return checked, true, nil
 }
 
 // Prune is the proposer's one pass over its local last commit: in a copy,
@@ -126,7 +130,7 @@ func verifyCommit(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID stri
 			return Signed{}, fmt.Errorf("vote %d: bad power %d", i, v.Validator.Power)
 		}
 		s.TotalPower += v.Validator.Power
-		vote, counts, err := verifyVote(v, chainID, height, ec.Round, keys, check)
+		checked, counts, err := verifyVote(v, chainID, height, ec.Round, keys, check)
 		switch {
 		case err != nil && prune != nil:
 			prune(i)
@@ -137,7 +141,8 @@ func verifyCommit(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID stri
 			continue // absent, nil, or pruned by the proposer
 		}
 		s.ValidPower += v.Validator.Power
-		s.Votes = append(s.Votes, vote)
+		s.Votes = append(s.Votes, aggregate.Vote{Power: v.Validator.Power, Verdicts: checked.Verdicts, Abstain: checked.Abstains})
+		s.Service = append(s.Service, service.Vote{Power: v.Validator.Power, Reports: checked.Service})
 	}
 	if s.TotalPower == 0 || s.ValidPower < s.TotalPower*2/3+1 {
 		return Signed{}, fmt.Errorf("valid extensions hold %d of %d power, need more than 2/3", s.ValidPower, s.TotalPower)

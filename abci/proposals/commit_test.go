@@ -11,6 +11,7 @@ import (
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/inferenced/inferenced/abci/internal/testcommit"
+	"github.com/inferenced/inferenced/abci/ve"
 )
 
 const (
@@ -25,15 +26,15 @@ func validators() []testcommit.Validator { return testcommit.WithPowers(40, 30, 
 func keysOf(vals []testcommit.Validator) KeyLookup { return testcommit.Keys(vals) }
 
 // okCheck accepts any extension that starts with 'v' and returns it as
-// verdicts; the real check is ve.Checker.Verdicts.
-func okCheck(ext []byte) ([]byte, bool, error) {
+// verdicts; the real check is ve.Checker.Check.
+func okCheck(ext []byte) (ve.Checked, error) {
 	if len(ext) == 0 {
-		return nil, true, nil
+		return ve.Checked{Abstains: true}, nil
 	}
 	if ext[0] != 'v' {
-		return nil, false, errors.New("invalid extension")
+		return ve.Checked{}, errors.New("invalid extension")
 	}
-	return ext, false, nil
+	return ve.Checked{Verdicts: ext}, nil
 }
 
 // commit builds a signed extended commit where every validator voted for

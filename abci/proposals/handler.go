@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
+	"github.com/inferenced/inferenced/x/inference/service"
 )
 
 // KeySource gives the validators' consensus keys as the context's state
@@ -103,10 +104,16 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 	}
 }
 
-// samples computes the packed attested samples of a checked commit for a
-// group of n.
-func samples(signed Signed, n int) ([]byte, error) {
-	return aggregate.Packed(signed.Votes, n)
+// samples computes the packed attested samples and the encoded service
+// rates of a checked commit for a group of n.
+func samples(signed Signed, n int) (packed, rates []byte, err error) {
+	if packed, err = aggregate.Packed(signed.Votes, n); err != nil {
+		return nil, nil, err
+	}
+	if rates, err = service.Encoded(signed.Service, uint64(signed.TotalPower), n); err != nil {
+		return nil, nil, fmt.Errorf("service rates: %w", err)
+	}
+	return packed, rates, nil
 }
 
 func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
@@ -116,7 +123,7 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 	if err != nil {
 		return nil, err
 	}
-	pruned, signed, err := Prune(local, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Verdicts)
+	pruned, signed, err := Prune(local, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Check)
 	if dropped := countPruned(local, pruned); dropped > 0 {
 		telemetry.IncrCounter(float32(dropped), ve.MetricKey("pruned_extensions")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 		h.logger.Debug("pruned invalid vote extensions", "height", height, "count", dropped)
@@ -124,11 +131,11 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 	if err != nil {
 		return nil, err
 	}
-	packed, err := samples(signed, n)
+	packed, rates, err := samples(signed, n)
 	if err != nil {
 		return nil, err
 	}
-	b, err := NewBundle(pruned, epoch, n, packed)
+	b, err := NewBundle(pruned, epoch, n, packed, rates)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +228,7 @@ func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.Commi
 	if err != nil {
 		return err
 	}
-	signed, err := Check(ec, last, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Verdicts)
+	signed, err := Check(ec, last, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Check)
 	if err != nil {
 		return err
 	}
@@ -233,12 +240,15 @@ func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.Commi
 	}
 	telemetry.SetGauge(float32(len(signed.Votes)-abstained), ve.MetricKey("bundle_votes", "attested")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 	telemetry.SetGauge(float32(abstained), ve.MetricKey("bundle_votes", "abstained")...)                  //nolint:forbidigo // telemetry takes float32; not consensus state
-	packed, err := samples(signed, n)
+	packed, rates, err := samples(signed, n)
 	if err != nil {
 		return err
 	}
 	if !bytes.Equal(packed, b.Samples) {
 		return errors.New("samples do not follow from the commit")
+	}
+	if !bytes.Equal(rates, b.Service) {
+		return errors.New("service rates do not follow from the commit")
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -63,7 +64,12 @@ func healthCommit(t *testing.T, vals []testcommit.Validator) abci.ExtendedCommit
 		if err != nil {
 			t.Fatal(err)
 		}
-		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: 3, Verdicts: packed}, 2)
+		// Validator i saw executor 0 fail 10*i% of its canaries.
+		rates, err := service.Encode([]service.Report{service.Report(10 * i), 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: 3, Verdicts: packed, Service: rates}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,6 +111,11 @@ func TestPrepareInjectsBundleAndProcessAcceptsIt(t *testing.T) {
 	vs, err := verdict.Unpack(b.Samples, 2)
 	if err != nil || vs[0] != verdict.Miss || vs[1] != verdict.OK || b.Epoch != 3 {
 		t.Fatalf("samples %v (%v), epoch %d", vs, err, b.Epoch)
+	}
+	// Four validators of equal power saw 0, 10, 20 and 30%: the lower median.
+	rates, err := service.Decode(b.Service, 2)
+	if err != nil || rates[0] != 10 || rates[1] != 0 {
+		t.Fatalf("service rates %v (%v), want [10%% 0%%]", rates, err)
 	}
 	status := process(t, h, resp.Txs, CommitInfoOf(ec))
 	if status != abci.ResponseProcessProposal_ACCEPT {
@@ -171,7 +182,7 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			carried.Votes = edit(carried.Votes)
-			nb, err := NewBundle(carried, b.Epoch, b.Members, b.Samples)
+			nb, err := NewBundle(carried, b.Epoch, b.Members, b.Samples, b.Service)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,6 +201,10 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 		{"proposer duplicates the bundle", txs(honest, honest), errMisplacedBundle.Error()},
 		{"proposer forges the samples", edited(func(x *Bundle) { x.Samples = []byte{0x05} }), // executor 0 ok, executor 1 ok
 			"samples do not follow from the commit"},
+		{"proposer forges the service rates", edited(func(x *Bundle) { x.Service = []byte{0, 0, 50} }), // executor 0 at 50%
+			"service rates do not follow from the commit"},
+		{"proposer drops the service rates", edited(func(x *Bundle) { x.Service = nil }),
+			"service rates do not follow from the commit"},
 		{"proposer claims another epoch", edited(func(x *Bundle) { x.Epoch = 4 }), "bundle for epoch 4 of 2 members"},
 		{"proposer claims another group size", edited(func(x *Bundle) { x.Members, x.Samples = 3, []byte{0x06} }), // miss, ok, unknown
 			"bundle for epoch 3 of 3 members"},

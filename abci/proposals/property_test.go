@@ -99,7 +99,7 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 			vote.Validator = m.v.Info()
 			ec.Votes = append(ec.Votes, vote)
 		}
-		check := ve.NewChecker(context.Background(), group{epoch: epoch, n: n}, testHeight).Verdicts
+		check := ve.NewChecker(context.Background(), group{epoch: epoch, n: n}, testHeight).Check
 		pruned, proposed, pruneErr := Prune(ec, testChain, testHeight, keysOf(vals), check)
 		// Through the wire: what validators check is the commit rebuilt
 		// from the bundle's bytes and their own last commit.
@@ -146,7 +146,7 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 // commit from the bundle and the last commit (pruned's validators and flags).
 func throughTheWire(t *testing.T, pruned abci.ExtendedCommitInfo, epoch uint64, n int) abci.ExtendedCommitInfo {
 	t.Helper()
-	b, err := NewBundle(pruned, epoch, n, make([]byte, verdict.PackedLen(n)))
+	b, err := NewBundle(pruned, epoch, n, make([]byte, verdict.PackedLen(n)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

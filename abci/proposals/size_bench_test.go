@@ -81,7 +81,7 @@ func measureSizes(tb testing.TB, validators, n int, scenario string) blockSizes 
 		tb.Fatal(err)
 	}
 	s.bundleBefore = oldBundleSize(tb, oldCommit, epoch, samples)
-	b, err := NewBundle(commit, epoch, n, samples)
+	b, err := NewBundle(commit, epoch, n, samples, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

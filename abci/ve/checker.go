@@ -37,23 +37,37 @@ func NewChecker(ctx context.Context, groups GroupReader, voteHeight int64) Check
 // they could not be read.
 func (c Checker) Group() (epoch uint64, n int, err error) { return c.epoch, c.n, c.err }
 
-// Verdicts verifies an extension (strict decoding, the epoch, exactly one
-// verdict per member) and returns its verdicts in their canonical compact
-// form (aliasing bz; aggregate reads it as is), or abstains for an empty
-// extension.
-func (c Checker) Verdicts(bz []byte) (verdicts []byte, abstains bool, err error) {
+// Checked is what a valid extension says, aliasing its bytes: the verdicts
+// in their canonical compact form (aggregate reads it as is) and the
+// service reports (service.Median reads them as is; empty: none), or that
+// the validator abstains (an empty extension).
+type Checked struct {
+	Verdicts, Service []byte
+	Abstains          bool
+}
+
+// Check verifies an extension (strict decoding, the epoch, exactly one
+// verdict and at most one service report per member) and returns what it
+// says.
+func (c Checker) Check(bz []byte) (Checked, error) {
 	if len(bz) == 0 {
-		return nil, true, nil
+		return Checked{Abstains: true}, nil
 	}
 	if c.err != nil {
-		return nil, false, c.err
+		return Checked{}, c.err
 	}
 	ext, err := decodeWire(bz, c.n)
 	if err != nil {
-		return nil, false, err
+		return Checked{}, err
 	}
 	if err := checkEpoch(ext, c.epoch); err != nil {
-		return nil, false, err
+		return Checked{}, err
 	}
-	return ext.Verdicts, false, nil
+	return Checked{Verdicts: ext.Verdicts, Service: ext.Service}, nil
+}
+
+// Verdicts is Check's verdicts and abstention alone.
+func (c Checker) Verdicts(bz []byte) (verdicts []byte, abstains bool, err error) {
+	checked, err := c.Check(bz)
+	return checked.Verdicts, checked.Abstains, err
 }

@@ -4,7 +4,8 @@
 // HealthVoteExtension for an epoch, whose verdicts are the canonical
 // compact encoding (verdict.Compact) of exactly one verdict per member of
 // that epoch's group: a few bytes when nearly all are ok, never more than
-// their packing.
+// their packing; and, unless every one is unknown, the validator's service
+// reports in the canonical encoding of x/inference/service.
 package ve
 
 import (
@@ -12,17 +13,19 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-// overhead bounds the protobuf framing around the verdicts: two tags, a
-// 10-byte varint epoch index and a 5-byte length.
-const overhead = 1 + 10 + 1 + 5
+// overhead bounds the protobuf framing around the verdicts and the service
+// reports: three tags, a 10-byte varint epoch index and two 5-byte lengths.
+const overhead = 1 + 10 + 1 + 5 + 1 + 5
 
 // MaxSize is the largest valid extension for a group of n executors: the
-// compact form is never longer than the packing.
-func MaxSize(n int) int { return overhead + verdict.PackedLen(n) }
+// compact verdicts are never longer than their packing, the service
+// reports never longer than service.MaxLen.
+func MaxSize(n int) int { return overhead + verdict.PackedLen(n) + service.MaxLen(n) }
 
 var (
 	ErrOversized    = errors.New("vote extension too large")
@@ -33,7 +36,8 @@ var (
 )
 
 // Encode returns the canonical bytes of the extension for epoch ext.EpochIndex
-// whose verdicts are ext.Verdicts, packed (verdict.Pack), for a group of n:
+// whose verdicts are ext.Verdicts, packed (verdict.Pack), and whose service
+// reports are ext.Service (service.Encode; empty: none), for a group of n:
 // the verdicts are carried in their canonical compact form. Epoch 0 does not
 // exist, and an all-ok extension for it would be the empty abstention.
 func Encode(ext types.HealthVoteExtension, n int) ([]byte, error) {
@@ -44,7 +48,10 @@ func Encode(ext types.HealthVoteExtension, n int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode vote extension: %w", err)
 	}
-	wire := types.HealthVoteExtension{EpochIndex: ext.EpochIndex, Verdicts: compact}
+	if err := service.Check(ext.Service, n); err != nil {
+		return nil, fmt.Errorf("encode vote extension: service: %w", err)
+	}
+	wire := types.HealthVoteExtension{EpochIndex: ext.EpochIndex, Verdicts: compact, Service: ext.Service}
 	bz, err := wire.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("encode vote extension: %w", err)
@@ -67,7 +74,7 @@ func Decode(bz []byte, n int) (types.HealthVoteExtension, error) {
 	if err != nil {
 		return types.HealthVoteExtension{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	return types.HealthVoteExtension{EpochIndex: wire.EpochIndex, Verdicts: packed}, nil
+	return types.HealthVoteExtension{EpochIndex: wire.EpochIndex, Verdicts: packed, Service: wire.Service}, nil
 }
 
 // decodeWire is Decode without expanding: the verdicts of the result are
@@ -89,18 +96,22 @@ func decodeWire(bz []byte, n int) (types.HealthVoteExtension, error) {
 	if err := verdict.CheckCompact(ext.Verdicts, n); err != nil {
 		return types.HealthVoteExtension{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
+	if err := service.Check(ext.Service, n); err != nil {
+		return types.HealthVoteExtension{}, fmt.Errorf("%w: service: %w", ErrMalformed, err)
+	}
 	return ext, nil
 }
 
-// The protobuf tags of HealthVoteExtension's two fields.
+// The protobuf tags of HealthVoteExtension's fields.
 const (
 	tagEpochIndex = 1 << 3   // field 1, wire type 0 (varint)
 	tagVerdicts   = 2<<3 | 2 // field 2, wire type 2 (length-delimited)
+	tagService    = 3<<3 | 2 // field 3, wire type 2 (length-delimited)
 )
 
 // parseCanonical reads the only layout Encode produces, without allocating:
-// epoch_index as a minimal non-zero varint if present, then verdicts as
-// non-empty bytes if present, then nothing. Every block checks about a
+// epoch_index as a minimal non-zero varint if present, then verdicts and
+// then service, each as non-empty bytes if present, then nothing. Every block checks about a
 // hundred extensions, so the reference decode-and-re-encode is kept for
 // naming what is wrong with a rejected one.
 func parseCanonical(bz []byte) (types.HealthVoteExtension, bool) {
@@ -112,15 +123,28 @@ func parseCanonical(bz []byte) (types.HealthVoteExtension, bool) {
 		}
 		ext.EpochIndex, bz = v, bz[1+k:]
 	}
-	if len(bz) > 0 && bz[0] == tagVerdicts {
-		l, k := minimalUvarint(bz[1:])
-		if k <= 0 || l == 0 || l > uint64(len(bz)-1-k) {
-			return types.HealthVoteExtension{}, false
-		}
-		end := 1 + k + int(l)
-		ext.Verdicts, bz = bz[1+k:end:end], bz[end:]
+	var ok bool
+	if ext.Verdicts, bz, ok = parseBytes(bz, tagVerdicts); !ok {
+		return types.HealthVoteExtension{}, false
+	}
+	if ext.Service, bz, ok = parseBytes(bz, tagService); !ok {
+		return types.HealthVoteExtension{}, false
 	}
 	return ext, len(bz) == 0
+}
+
+// parseBytes reads a non-empty length-delimited field with tag if bz starts
+// with it, and returns what follows; ok is false for a malformed one.
+func parseBytes(bz []byte, tag byte) (field, rest []byte, ok bool) {
+	if len(bz) == 0 || bz[0] != tag {
+		return nil, bz, true
+	}
+	l, k := minimalUvarint(bz[1:])
+	if k <= 0 || l == 0 || l > uint64(len(bz)-1-k) {
+		return nil, nil, false
+	}
+	end := 1 + k + int(l)
+	return bz[1+k : end : end], bz[end:], true
 }
 
 // minimalUvarint decodes a varint written in as few bytes as its value

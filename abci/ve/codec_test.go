@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -72,7 +73,10 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 		{"oversized before decoding", append(bytes.Repeat([]byte{0}, MaxSize(2)), 1), ErrOversized},
 		{"garbage", []byte{0xff, 0xff, 0xff}, ErrMalformed},
 		{"truncated", valid[:len(valid)-1], ErrMalformed},
-		{"unknown field appended", append(append([]byte{}, valid...), 0x18, 0x01), ErrNonCanonical},
+		{"unknown field appended", append(append([]byte{}, valid...), 0x20, 0x01), ErrNonCanonical},
+		{"service field with the wrong wire type", append(append([]byte{}, valid...), 0x18, 0x01), ErrMalformed},
+		{"empty service field written out: a second encoding of none", append(append([]byte{}, valid...), 0x1a, 0x00), ErrNonCanonical},
+		{"service before verdicts", []byte{0x08, 0x02, 0x1a, 0x01, 0x00, 0x12, 0x01, 0x09}, ErrNonCanonical},
 		{"fields reordered", []byte{0x12, 0x01, 0x09, 0x08, 0x02}, ErrNonCanonical},
 		{"field repeated", append(append([]byte{}, valid...), 0x08, 0x02), ErrNonCanonical},
 		{"non-minimal varint", []byte{0x08, 0x82, 0x00, 0x12, 0x01, 0x09}, ErrNonCanonical},
@@ -166,6 +170,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x12, 0x01, 0x09, 0x08, 0x02}, 2)
 	f.Add([]byte{0x08, 0x02}, 100)
 	f.Add([]byte{0x08, 0x02, 0x12, 0x02, 0x01, 0x04}, 100)
+	f.Add([]byte{0x08, 0x02, 0x1a, 0x03, 0x00, 0x02, 0x1c}, 2) // service: executor 1 at 28%
 	f.Fuzz(func(t *testing.T, bz []byte, n int) {
 		if n < 0 || n > 1<<14 {
 			return
@@ -181,7 +186,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if e.EpochIndex != ref.EpochIndex || !bytes.Equal(e.Verdicts, ref.Verdicts) {
+		if e.EpochIndex != ref.EpochIndex || !bytes.Equal(e.Verdicts, ref.Verdicts) || !bytes.Equal(e.Service, ref.Service) {
 			t.Fatalf("%x: decoded %+v, reference %+v", bz, e, ref)
 		}
 		if len(bz) == 0 {
@@ -220,7 +225,10 @@ func referenceDecode(bz []byte, n int) (types.HealthVoteExtension, error) {
 	if err != nil {
 		return types.HealthVoteExtension{}, ErrMalformed
 	}
-	return types.HealthVoteExtension{EpochIndex: ext.EpochIndex, Verdicts: packed}, nil
+	if _, err := service.Decode(ext.Service, n); err != nil {
+		return types.HealthVoteExtension{}, ErrMalformed
+	}
+	return types.HealthVoteExtension{EpochIndex: ext.EpochIndex, Verdicts: packed, Service: ext.Service}, nil
 }
 
 // The differential check above, over the attack shapes and edge varints,

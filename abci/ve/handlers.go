@@ -9,14 +9,26 @@ import (
 	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // Snapshotter is the health monitor's view; it must not do I/O.
 type Snapshotter interface {
+	// Snapshot is the liveness verdict on each of the n members of the
+	// group of epoch.
 	Snapshot(epoch uint64, n int) ([]verdict.Verdict, error)
+	// Service is the failed share of each member's recent canaries, or
+	// service.Unknown.
+	Service(epoch uint64, n int) ([]service.Report, error)
 }
+
+// ServiceFloor is how many points above this validator's own median
+// executor a failed share must stand before it reports it (service.Relative):
+// below it, the few canaries of a window are noise. Provisional: the
+// outage simulator chooses it with the service trip rule.
+const ServiceFloor service.Report = 10
 
 // Handler builds the ExtendVote and VerifyVoteExtension handlers.
 type Handler struct {
@@ -74,7 +86,7 @@ func (h Handler) extension(ctx sdk.Context, height int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}, n)
+	bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed, Service: h.service(epoch, n)}, n)
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +94,26 @@ func (h Handler) extension(ctx sdk.Context, height int64) ([]byte, error) {
 		return nil, fmt.Errorf("own extension does not verify: %w", err)
 	}
 	return bz, nil
+}
+
+// service is what this validator attests of the members' service: its
+// monitor's failed shares relative to its own median executor, clamped to
+// what an extension carries, encoded; none (abstaining on service alone)
+// when the monitor has none to give.
+func (h Handler) service(epoch uint64, n int) []byte {
+	rates, err := h.monitor.Service(epoch, n)
+	if err == nil && len(rates) != n {
+		err = fmt.Errorf("service snapshot has %d reports for %d executors", len(rates), n)
+	}
+	var bz []byte
+	if err == nil {
+		bz, err = service.Encode(service.Clamp(service.Relative(rates, ServiceFloor)))
+	}
+	if err != nil {
+		h.logger.Debug("abstaining on service in vote extension", "epoch", epoch, "reason", err)
+		return nil
+	}
+	return bz
 }
 
 // VerifyVoteExtension accepts an empty extension (abstain) and the canonical

@@ -3,6 +3,7 @@ package ve
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	abci "github.com/cometbft/cometbft/abci/types"
@@ -10,6 +11,7 @@ import (
 	"cosmossdk.io/log"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
@@ -24,9 +26,21 @@ func (g fixedGroup) VoteGroup(context.Context, int64) (uint64, int, error) {
 }
 
 type fakeMonitor struct {
-	vs    []verdict.Verdict
-	err   error
-	panic bool
+	vs         []verdict.Verdict
+	rates      []service.Report
+	err        error
+	serviceErr error
+	panic      bool
+}
+
+func (m fakeMonitor) Service(epoch uint64, n int) ([]service.Report, error) {
+	if m.panic {
+		panic("monitor bug")
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m.rates, m.serviceErr
 }
 
 func (m fakeMonitor) Snapshot(epoch uint64, n int) ([]verdict.Verdict, error) {
@@ -67,6 +81,47 @@ func TestExtendVoteCarriesTheSnapshotAndVerifies(t *testing.T) {
 	}
 	if verify(h, bz) != abci.ResponseVerifyVoteExtension_ACCEPT {
 		t.Fatal("own extension rejected")
+	}
+}
+
+// The extension carries what the monitor saw of the members' service,
+// relative to this validator's own median executor (service.Relative) and
+// clamped to what an extension holds, and verifies.
+func TestExtendVoteCarriesServiceReports(t *testing.T) {
+	g := fixedGroup{epoch: 3, n: 5}
+	ok := []verdict.Verdict{verdict.OK, verdict.OK, verdict.OK, verdict.OK, verdict.OK}
+	h := NewHandler(g, fakeMonitor{vs: ok, rates: []service.Report{6, 6, 40, service.Unknown, 12}}, log.NewNopLogger())
+	bz := extend(t, h)
+	ext, err := Decode(bz, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := service.Decode(ext.Service, 5)
+	want := []service.Report{0, 0, 34, service.Unknown, 0} // own median 6%: only executor 2 stands out by the floor
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("service %v (%v), want %v", got, err, want)
+	}
+	if verify(h, bz) != abci.ResponseVerifyVoteExtension_ACCEPT {
+		t.Fatal("own extension rejected")
+	}
+}
+
+// A monitor without service reports (canaries off, another group, a
+// snapshot of the wrong size) costs the extension its service field
+// only: the liveness verdicts still go out.
+func TestExtendVoteAbstainsOnServiceAlone(t *testing.T) {
+	g := fixedGroup{epoch: 3, n: 2}
+	ok := []verdict.Verdict{verdict.OK, verdict.Miss}
+	for name, m := range map[string]fakeMonitor{
+		"canaries off":           {vs: ok, rates: []service.Report{service.Unknown, service.Unknown}},
+		"service snapshot fails": {vs: ok, serviceErr: errors.New("epoch 2")},
+		"service of wrong size":  {vs: ok, rates: []service.Report{0}},
+	} {
+		bz := extend(t, NewHandler(g, m, log.NewNopLogger()))
+		ext, err := Decode(bz, 2)
+		if err != nil || len(ext.Verdicts) == 0 || len(ext.Service) != 0 {
+			t.Errorf("%s: extension %x (%+v, %v), want verdicts and no service", name, bz, ext, err)
+		}
 	}
 }
 

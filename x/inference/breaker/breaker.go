@@ -35,6 +35,9 @@ const (
 	Traffic Kind = iota
 	// Attested samples are the validators' majority verdict, one per block.
 	Attested
+	// Service samples are the validators' canaries, one per block: a miss
+	// when the attested failed share stands out from the peers'.
+	Service
 	numKinds
 )
 
@@ -44,6 +47,8 @@ func (k Kind) String() string {
 		return "traffic"
 	case Attested:
 		return "attested"
+	case Service:
+		return "service"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -60,6 +65,7 @@ const (
 	ReasonAttestedOK
 	ReasonProbeMissed
 	ReasonCapRefused
+	ReasonServiceOK
 )
 
 func (r Reason) String() string {
@@ -80,6 +86,8 @@ func (r Reason) String() string {
 		return "probe_missed"
 	case ReasonCapRefused:
 		return "cap_refused"
+	case ReasonServiceOK:
+		return "service_ok"
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }
@@ -112,7 +120,7 @@ func (r Record) EligibleAt() int64 { return r.ExcludedAt + int64(r.Cooldown) }
 // would not: it then needs no storage.
 func (r Record) Plain() bool {
 	return r.State == Healthy && r.Exclusions == 0 && r.CapRefusals == 0 &&
-		!r.Windows[Traffic].HasMiss() && !r.Windows[Attested].HasMiss()
+		!r.Windows[Traffic].HasMiss() && !r.Windows[Attested].HasMiss() && !r.Windows[Service].HasMiss()
 }
 
 // Sample is one observation of an executor. Probe marks the outcome of the
@@ -183,25 +191,45 @@ func observeHealthy(r Record, s Sample, p Params, height int64, mayExclude func(
 func observeProbe(r Record, s Sample, p Params, height int64) (Record, Transition) {
 	t := Transition{From: Probe, To: Probe, Kind: s.Kind}
 	switch {
-	case s.Kind == Traffic && !s.Probe:
+	case s.Kind == Traffic && (!s.Probe || r.Evidence == Service):
 		// Other traffic says nothing about the recovery: the probe does.
+		// After an exclusion on service the canaries decide the probe, so
+		// no agent can take it or spoil it (there is no slot: GateOf).
 		return r, t
 	case s.Miss:
 		r = exclude(r, s.Kind, ReasonProbeMissed, p, height)
 		t.To, t.Reason, t.Cooldown, t.Exclusions = Excluded, ReasonProbeMissed, r.Cooldown, r.Exclusions
 		t.Samples, t.Misses = 1, 1
 		return r, t
-	case s.Kind == Attested && r.Evidence != Attested:
-		// A passing health check does not prove that inferences succeed.
+	case !restores(s.Kind, r.Evidence):
 		return r, t
 	}
 	reason := ReasonProbeSucceeded
-	if s.Kind == Attested {
+	switch s.Kind {
+	case Attested:
 		reason = ReasonAttestedOK
+	case Service:
+		reason = ReasonServiceOK
 	}
 	r = enter(r, Healthy, reason, height)
 	t.To, t.Reason, t.Samples = Healthy, reason, 1
 	return r, t
+}
+
+// restores reports whether an ok of kind restores a PROBE excluded on
+// evidence: restoring evidence is at least as strong as what excluded.
+// The probe inference proves inferences succeed, whatever excluded; the
+// canaries do too, except after traffic evidence (an executor may serve
+// canaries and fail clients, which only traffic sees); a passing health
+// check proves only liveness.
+func restores(kind, evidence Kind) bool {
+	switch kind {
+	case Traffic:
+		return true
+	case Service:
+		return evidence != Traffic
+	}
+	return evidence == Attested
 }
 
 // Promote moves an EXCLUDED record whose cooldown has passed to PROBE.
@@ -217,12 +245,16 @@ func Promote(r Record, height int64) (Record, Transition) {
 // ClaimProbe marks the probe slot taken. It reports false when the record is
 // not a PROBE or the slot is already taken.
 func ClaimProbe(r Record) (Record, bool) {
-	if r.State != Probe || r.ProbeInFlight {
+	if r.State != Probe || r.ProbeInFlight || !r.OffersProbe() {
 		return r, false
 	}
 	r.ProbeInFlight = true
 	return r, true
 }
+
+// OffersProbe reports whether a PROBE record offers agents a probe slot:
+// not after an exclusion on service, which the canaries decide.
+func (r Record) OffersProbe() bool { return r.Evidence != Service }
 
 // ReleaseProbe frees the probe slot of a PROBE record whose probe ended
 // without a verdict (it expired and nothing corroborates the miss): the

@@ -7,7 +7,7 @@ import (
 
 func defaults() Params {
 	rule := TripRule{WindowSamples: 16, MinSamples: 4, ThresholdPct: 25, ConsecutiveMisses: 3}
-	return Params{Rules: [numKinds]TripRule{rule, rule}, InitialCooldown: 50, MaxCooldown: 500}
+	return Params{Rules: [numKinds]TripRule{rule, rule, rule}, InitialCooldown: 50, MaxCooldown: 500}
 }
 
 func allow() bool { return true }

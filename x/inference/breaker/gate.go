@@ -8,19 +8,24 @@ package breaker
 type Gate uint64
 
 const (
-	gateExcluded   Gate = 1
-	gateProbeFree  Gate = 2
-	gateProbeTaken Gate = 3
-	gateCodeBits        = 2
-	gateCodeMask   Gate = 1<<gateCodeBits - 1
+	// gateExcludedOnService: EXCLUDED on service evidence, whose probe the
+	// canaries decide: never offered as a probe.
+	gateExcludedOnService Gate = 0
+	gateExcluded          Gate = 1
+	gateProbeFree         Gate = 2
+	gateProbeTaken        Gate = 3
+	gateCodeBits               = 2
+	gateCodeMask          Gate = 1<<gateCodeBits - 1
 )
 
 // GateOf returns the gate of a record and whether it has one.
 func GateOf(r Record) (Gate, bool) {
 	switch {
+	case r.State == Excluded && !r.OffersProbe():
+		return Gate(r.EligibleAt())<<gateCodeBits | gateExcludedOnService, true
 	case r.State == Excluded:
 		return Gate(r.EligibleAt())<<gateCodeBits | gateExcluded, true
-	case r.State == Probe && r.ProbeInFlight:
+	case r.State == Probe && (r.ProbeInFlight || !r.OffersProbe()):
 		return gateProbeTaken, true
 	case r.State == Probe:
 		return gateProbeFree, true
@@ -32,7 +37,9 @@ func (g Gate) code() Gate { return g & gateCodeMask }
 
 // Excluded reports whether the gate is an EXCLUDED executor's (the others
 // are PROBE).
-func (g Gate) Excluded() bool { return g.code() == gateExcluded }
+func (g Gate) Excluded() bool {
+	return g.code() == gateExcluded || g.code() == gateExcludedOnService
+}
 
 // OffersProbe reports whether selection at height offers the executor
 // behind the gate as a probe: a PROBE with its slot free, or an EXCLUDED one
@@ -51,14 +58,14 @@ func (g Gate) OffersProbe(height int64) bool {
 // RefusesStart reports whether a start in the block at height on the
 // executor whose record is r is refused: EXCLUDED before the previous
 // block (a draw answered from the previous block could not have seen a
-// newer exclusion), or a PROBE whose slot is taken. The keeper lets such a
+// newer exclusion), or a PROBE whose slot is taken or that offers none. The keeper lets such a
 // start through only while the model is in the all-excluded fallback.
 func RefusesStart(r Record, height int64) bool {
 	switch r.State {
 	case Excluded:
 		return r.ExcludedAt < height-1
 	case Probe:
-		return r.ProbeInFlight
+		return r.ProbeInFlight || !r.OffersProbe()
 	}
 	return false
 }

@@ -11,14 +11,17 @@ import (
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-// Attestation is one block's attested liveness samples: the validators'
-// majority verdict on each member of the current epoch group, packed in
-// group order (verdict.Pack) as the block's health bundle carries them, or
-// none. The keeper passes only samples about the current group; the
-// bundle's decoder has already checked the packing (proposals.Decode).
+// Attestation is one block's attestations about the current epoch group:
+// the liveness samples (the validators' majority verdict on each member,
+// packed in group order, verdict.Pack) and the service rates (the
+// power-weighted median of the failed share of each member's canaries,
+// service.Encode), as the block's health bundle carries them, or none. The
+// keeper passes only attestations about the current group; the bundle's
+// decoder has already checked both encodings (proposals.Decode).
 type Attestation struct {
 	Members int
 	Samples []byte
+	Service []byte
 }
 
 // attestedSample is one attested verdict mapped to its executor.

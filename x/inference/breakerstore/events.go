@@ -25,6 +25,8 @@ var (
 	metricCapRefusals = MetricKey("cap_refusals")
 	metricExcluded    = MetricKey("excluded")
 	metricProbing     = MetricKey("probing")
+	metricServiceOK   = MetricKey("service_samples", "ok")
+	metricServiceMiss = MetricKey("service_samples", "miss")
 )
 
 // emitTransition reports one state change as a typed event, a log line at

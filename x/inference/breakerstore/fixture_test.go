@@ -24,6 +24,7 @@ import (
 	"github.com/inferenced/inferenced/x/inference/breakerstore"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/selection"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -63,7 +64,10 @@ type fixture struct {
 	seq        int
 	inferences map[string]*types.Inference // by id (the fixture's ids are unique)
 	attested   []testkit.Attested
-	applied    breakerstore.Applied
+	// rates, when set, are the next block's attested service rates by
+	// executor byte (members not in it at 0%).
+	rates   map[byte]service.Report
+	applied breakerstore.Applied
 }
 
 type member struct {
@@ -118,6 +122,10 @@ func (f *fixture) begin(h int64) {
 		att = breakerstore.Attestation{Members: len(f.group.execs), Samples: testkit.PackAttested(f.t, len(f.group.execs), index, f.attested)}
 	}
 	f.attested = nil
+	if f.rates != nil {
+		att.Members, att.Service = len(f.group.execs), f.encodedRates()
+		f.rates = nil
+	}
 	applied, err := f.s.Step(f.ctx, breakerstore.Block{Params: f.params, Attested: att})
 	require.NoError(f.t, err)
 	f.applied = applied

@@ -16,9 +16,11 @@ func statusOf(h types.ExecutorHealth, bp breaker.Params) types.HealthStatus {
 	r := toBreaker(h)
 	ts, tm := r.Windows[breaker.Traffic].Last(bp.Rules[breaker.Traffic].WindowSamples)
 	as, am := r.Windows[breaker.Attested].Last(bp.Rules[breaker.Attested].WindowSamples)
+	ss, sm := r.Windows[breaker.Service].Last(bp.Rules[breaker.Service].WindowSamples)
 	st := types.HealthStatus{
 		Address: h.Address, State: h.State, Reason: h.Reason, Evidence: h.Evidence,
 		TrafficSamples: ts, TrafficMisses: tm, AttestedSamples: as, AttestedMisses: am,
+		ServiceSamples: ss, ServiceMisses: sm,
 		CooldownBlocks: h.CooldownBlocks, SinceHeight: h.SinceHeight, ExcludedAt: h.ExcludedAt,
 		Exclusions: h.Exclusions, CapRefusals: h.CapRefusals, ProbeInferenceId: h.ProbeInferenceId, ProbeAgent: h.ProbeAgent,
 		HeldMisses: toLedger(h).Held(),

@@ -81,6 +81,7 @@ func toBreaker(h types.ExecutorHealth) breaker.Record {
 	r.State = breaker.State(h.State)
 	r.Windows[breaker.Traffic] = breaker.Window{Bits: h.Traffic.Bits, Count: h.Traffic.Count}
 	r.Windows[breaker.Attested] = breaker.Window{Bits: h.Attested.Bits, Count: h.Attested.Count}
+	r.Windows[breaker.Service] = breaker.Window{Bits: h.Service.Bits, Count: h.Service.Count}
 	r.Evidence = breaker.Kind(h.Evidence)
 	r.Reason = breaker.Reason(h.Reason)
 	r.Since = h.SinceHeight
@@ -98,12 +99,13 @@ func (e entry) proto(ac address.Codec) (types.ExecutorHealth, error) {
 		return types.ExecutorHealth{}, fmt.Errorf("encode executor: %w", err)
 	}
 	r := e.rec
-	t, a := r.Windows[breaker.Traffic], r.Windows[breaker.Attested]
+	t, a, sv := r.Windows[breaker.Traffic], r.Windows[breaker.Attested], r.Windows[breaker.Service]
 	return types.ExecutorHealth{
 		Address:          address,
 		State:            types.HealthState(r.State),
 		Traffic:          types.SampleWindow{Bits: t.Bits, Count: t.Count},
 		Attested:         types.SampleWindow{Bits: a.Bits, Count: a.Count},
+		Service:          types.SampleWindow{Bits: sv.Bits, Count: sv.Count},
 		Evidence:         types.SampleKind(r.Evidence),
 		Reason:           types.HealthReason(r.Reason),
 		SinceHeight:      r.Since,

@@ -6,6 +6,7 @@ import (
 
 	"cosmossdk.io/collections"
 
+	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
@@ -30,10 +31,11 @@ type Block struct {
 }
 
 // Applied is what one block's step did: the miss verdicts it reached, in
-// order, and how many attested samples it applied.
+// order, and how many attested and service samples it applied.
 type Applied struct {
 	Misses                      []MissVerdict
 	AttestedOKs, AttestedMisses int
+	ServiceOKs, ServiceMisses   int
 }
 
 // step is one block's breaker step: params, the exclusion cap, whether
@@ -51,8 +53,8 @@ type step struct {
 // Step is the breaker's one step per block, run before anything else in the
 // block: it maps the block's attested samples to executors, promotes the
 // EXCLUDED executors whose cooldown has passed, then applies the traffic
-// outcomes queued by the previous block, then the attested samples, in that
-// order. Selection and enforcement in this block and later see the result.
+// outcomes queued by the previous block, then the attested samples, then
+// the service samples, in that order. Selection and enforcement in this block and later see the result.
 // It writes only the breaker's own collections: the miss verdicts it
 // reaches are returned for the keeper to apply.
 func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
@@ -85,6 +87,9 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 		} else {
 			st.out.AttestedOKs++
 		}
+	}
+	if err := st.applyService(b); err != nil {
+		return Applied{}, err
 	}
 	if st.changed {
 		if err := s.reportGauges(ctx); err != nil {
@@ -188,9 +193,41 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 	return st.record(e, x, effects, capErr)
 }
 
+// applyService applies the block's service samples, after everything else:
+// an executor that this block's other samples gave a record hears its ok.
+// Like the attested samples, a fault mapping them costs the block its
+// service samples, never the chain its liveness.
+func (st *step) applyService(b Block) error {
+	samples, err := st.s.serviceSamples(st.ctx, b.Attested, b.Params.HealthCbServiceExcessPct)
+	if err != nil {
+		sdk.UnwrapSDKContext(st.ctx).Logger().Error("service samples do not map to the epoch group; none applied",
+			"module", types.ModuleName, "err", err)
+		return nil
+	}
+	for _, a := range samples {
+		if err := st.applyValidators(a, judge.Service); err != nil {
+			return err
+		}
+		if a.miss {
+			st.out.ServiceMisses++
+		} else {
+			st.out.ServiceOKs++
+		}
+	}
+	telemetry.IncrCounter(float32(st.out.ServiceOKs), metricServiceOK...)      //nolint:forbidigo // telemetry takes float32; not consensus state
+	telemetry.IncrCounter(float32(st.out.ServiceMisses), metricServiceMiss...) //nolint:forbidigo // telemetry takes float32; not consensus state
+	return nil
+}
+
 // applyAttested applies one attested verdict. An ok for an executor the
 // breaker holds nothing on changes nothing and costs one read.
 func (st *step) applyAttested(a attestedSample) error {
+	return st.applyValidators(a, judge.Attested)
+}
+
+// applyValidators applies one sample of a kind the validators attest
+// (judge.Attested or judge.Service).
+func (st *step) applyValidators(a attestedSample, apply func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect)) error {
 	before, err := st.s.load(st.ctx, a.executor)
 	if err != nil {
 		return err
@@ -207,7 +244,7 @@ func (st *step) applyAttested(a attestedSample) error {
 		after = before.fresh(oks)
 	}
 	x, mayExclude, capErr := st.judged(after)
-	x, effects := judge.Attested(x, a.miss, st.p, st.height, mayExclude)
+	x, effects := apply(x, a.miss, st.p, st.height, mayExclude)
 	if after, err = st.record(after, x, effects, capErr); err != nil {
 		return err
 	}

@@ -18,15 +18,16 @@ type Executor struct {
 	Ledger evidence.Ledger
 }
 
-// Fresh is the executor a new record starts from: no recent miss of
-// either kind, so its traffic history is the successes it had this epoch
-// (priorOks, up to a full window) and its attested history a full window
-// of oks (attested samples come every block, and an attested miss would
+// Fresh is the executor a new record starts from: no recent miss of any
+// kind, so its traffic history is the successes it had this epoch
+// (priorOks, up to a full window) and its attested and service histories
+// a full window of oks (those samples come every block, and a miss would
 // have given it a record already).
 func Fresh(priorOks uint32) Executor {
 	var x Executor
 	x.Record.Windows[breaker.Traffic] = breaker.Prefilled(uint64(priorOks))
 	x.Record.Windows[breaker.Attested] = breaker.Prefilled(breaker.MaxWindow)
+	x.Record.Windows[breaker.Service] = breaker.Prefilled(breaker.MaxWindow)
 	return x
 }
 
@@ -114,6 +115,20 @@ func Traffic(x Executor, o Outcome, p Params, height int64, mayExclude MayExclud
 // attested miss first makes the held traffic misses in flight at the time
 // count.
 func Attested(x Executor, miss bool, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
+	return validators(x, breaker.Attested, miss, p, height, mayExclude)
+}
+
+// Service applies the validators' service sample of one block: a miss when
+// the rate their canaries attest stands out from the peers'. Like an
+// attested miss, a service miss first makes the held traffic misses in
+// flight at the time count, so an executor failing the canaries cannot get
+// the agents whose requests it dropped charged for them.
+func Service(x Executor, miss bool, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
+	return validators(x, breaker.Service, miss, p, height, mayExclude)
+}
+
+// validators applies one sample of a kind the validators attest.
+func validators(x Executor, kind breaker.Kind, miss bool, p Params, height int64, mayExclude MayExclude) (Executor, []Effect) {
 	var effects []Effect
 	if miss {
 		var verdicts []evidence.Verdict
@@ -122,7 +137,7 @@ func Attested(x Executor, miss bool, p Params, height int64, mayExclude MayExclu
 			x, effects = count(x, effects, v, p, height, mayExclude)
 		}
 	}
-	return observe(x, effects, breaker.Sample{Kind: breaker.Attested, Miss: miss}, p, height, mayExclude)
+	return observe(x, effects, breaker.Sample{Kind: kind, Miss: miss}, p, height, mayExclude)
 }
 
 // count applies a verdict: an excused miss only clears its agent; a

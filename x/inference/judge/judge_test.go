@@ -12,9 +12,10 @@ import (
 // and an attested one on 2 in a row; misses need two agents.
 var params = Params{
 	Breaker: breaker.Params{
-		Rules: [2]breaker.TripRule{
+		Rules: [3]breaker.TripRule{
 			breaker.Traffic:  {WindowSamples: 8, MinSamples: 4, ThresholdPct: 50, ConsecutiveMisses: 3},
 			breaker.Attested: {WindowSamples: 8, MinSamples: 4, ThresholdPct: 50, ConsecutiveMisses: 2},
+			breaker.Service:  {WindowSamples: 8, MinSamples: 4, ThresholdPct: 50, ConsecutiveMisses: 3},
 		},
 		InitialCooldown: 10, MaxCooldown: 40,
 	},

@@ -46,7 +46,7 @@ func TestExportWithAProbeClosedInTheBlockRoundTrips(t *testing.T) {
 			f.end()
 			require.Equal(t, tc.want, f.health(1).State)
 			ctx2 = ctx2.WithBlockHeight(next).WithEventManager(sdk.NewEventManager())
-			_, _, err = k2.ApplyHealth(ctx2, 0, 0, nil)
+			_, _, err = k2.ApplyHealth(ctx2, 0, 0, nil, nil)
 			require.NoError(t, err)
 			require.NoError(t, k2.BeginBlock(ctx2))
 			require.NoError(t, k2.EndBlock(ctx2))

@@ -131,7 +131,7 @@ func (r *growthRun) block(h int64, beforeEnd func(sdk.Context)) {
 	if e, n, err := k.VoteGroup(ctx, h-1); err == nil {
 		voted, members, samples = e, n, r.allOK
 	}
-	_, _, err := k.ApplyHealth(ctx, voted, members, samples)
+	_, _, err := k.ApplyHealth(ctx, voted, members, samples, nil)
 	require.NoError(b, err, "block %d: breaker step", h)
 	require.NoError(b, k.BeginBlock(ctx), "block %d: begin block", h)
 	for _, f := range r.finishes[h] {

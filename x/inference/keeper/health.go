@@ -17,22 +17,23 @@ import (
 )
 
 // ApplyHealth is the breaker's one step per block and the one call the
-// app's pre-blocker makes into the module: the block's attested samples as
-// its health bundle carries them (the epoch they attest about, the size of
-// that epoch's group and the packed verdicts; none when the block has no
-// bundle), then breakerstore.Store.Step (promotions due now, the traffic
-// outcomes queued by the previous block, the attested samples), then the
-// miss verdicts the step reached, in order: a counted miss runs the SPRT,
-// and every verdict updates its agent's standing (judge.Standing). It
-// returns how many attested samples it applied.
+// app's pre-blocker makes into the module: the block's attestations as its
+// health bundle carries them (the epoch they attest about, the size of
+// that epoch's group, the packed liveness verdicts and the encoded service
+// rates; none when the block has no bundle), then breakerstore.Store.Step
+// (promotions due now, the traffic outcomes queued by the previous block,
+// the attested samples, the service samples), then the miss verdicts the
+// step reached, in order: a counted miss runs the SPRT, and every verdict
+// updates its agent's standing (judge.Standing). It returns how many
+// attested liveness samples it applied.
 //
 // Samples about another epoch than the current one are dropped: the group
 // they index has been replaced, so a boundary between epochs never applies
 // a verdict to the wrong executor. Samples whose group size is not the
 // current group's (which ProcessProposal rules out) are logged and
 // dropped; the step still runs.
-func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samples []byte) (oks, misses int, err error) {
-	att, err := k.attestation(ctx, epoch, members, samples)
+func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samples, service []byte) (oks, misses int, err error) {
+	att, err := k.attestation(ctx, epoch, members, samples, service)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -60,8 +61,8 @@ func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samp
 
 // attestation is the block's samples if they attest about the current
 // epoch's group, none otherwise.
-func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int, samples []byte) (breakerstore.Attestation, error) {
-	if len(samples) == 0 {
+func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int, samples, service []byte) (breakerstore.Attestation, error) {
+	if len(samples) == 0 && len(service) == 0 {
 		return breakerstore.Attestation{}, nil
 	}
 	epoch, err := k.currentEpoch(ctx)
@@ -79,7 +80,7 @@ func (k Keeper) attestation(ctx context.Context, epochIndex uint64, members int,
 			"module", types.ModuleName, "epoch", epochIndex, "bundle_members", members, "group_members", epoch.Members)
 		return breakerstore.Attestation{}, nil
 	}
-	return breakerstore.Attestation{Members: members, Samples: samples}, nil
+	return breakerstore.Attestation{Members: members, Samples: samples, Service: service}, nil
 }
 
 // reads is what the keeper lets the stores it composes read

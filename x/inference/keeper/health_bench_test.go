@@ -117,7 +117,7 @@ func BenchmarkBreakerBlock(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				if _, _, err := k.ApplyHealth(c.WithBlockHeight(height+1), 0, 0, nil); err != nil {
+				if _, _, err := k.ApplyHealth(c.WithBlockHeight(height+1), 0, 0, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 				writes += counter.writes

@@ -208,7 +208,7 @@ func (f *fixture) applyHealth() {
 		}, f.attested)
 	}
 	f.attested = nil
-	oks, misses, err := f.k.ApplyHealth(f.ctx, epoch.Index, int(epoch.Members), packed)
+	oks, misses, err := f.k.ApplyHealth(f.ctx, epoch.Index, int(epoch.Members), packed, nil)
 	require.NoError(f.t, err)
 	f.applied = [2]int{oks, misses}
 }

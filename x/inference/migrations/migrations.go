@@ -2,7 +2,7 @@
 // the layout of the versions before 4 (inferences keyed by id alone) and
 // the params each step fills so that it stores params this binary
 // validates. Each step is a package of its own: v2 (1 to 2), v3 (2 to 3),
-// v4 (3 to 4); the module registers them. A migration reads and writes
+// v4 (3 to 4), v5 (4 to 5); the module registers them. A migration reads and writes
 // the keeper's collections and changes the breaker's records only through
 // breakerstore.Store's rewrite methods, which keep its indexes.
 package migrations
@@ -76,6 +76,24 @@ func FillParticipantBonds(p *types.Params) {
 	}
 }
 
+// FillServiceRule gives the health_cb_service_* params, which a store
+// written before version 5 lacks (zero, never valid for any of the five),
+// their defaults; a value governance set is kept.
+func FillServiceRule(p *types.Params) {
+	d := types.DefaultParams()
+	for _, f := range []struct{ v, def *uint64 }{
+		{&p.HealthCbServiceWindowSamples, &d.HealthCbServiceWindowSamples},
+		{&p.HealthCbServiceMinSamples, &d.HealthCbServiceMinSamples},
+		{&p.HealthCbServiceMissThresholdPct, &d.HealthCbServiceMissThresholdPct},
+		{&p.HealthCbServiceConsecutiveMisses, &d.HealthCbServiceConsecutiveMisses},
+		{&p.HealthCbServiceExcessPct, &d.HealthCbServiceExcessPct},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+}
+
 // StoreParams validates migrated params and stores them: a migration never
 // leaves params the chain would refuse. Every step stores params this
 // binary validates, so each fills what later versions added as well (zero
@@ -83,6 +101,7 @@ func FillParticipantBonds(p *types.Params) {
 func StoreParams(ctx sdk.Context, k keeper.Keeper, p types.Params) error {
 	FillRetention(&p)
 	FillParticipantBonds(&p)
+	FillServiceRule(&p)
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("migrated params: %w", err)
 	}

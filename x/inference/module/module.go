@@ -21,11 +21,12 @@ import (
 	v2 "github.com/inferenced/inferenced/x/inference/migrations/v2"
 	v3 "github.com/inferenced/inferenced/x/inference/migrations/v3"
 	v4 "github.com/inferenced/inferenced/x/inference/migrations/v4"
+	v5 "github.com/inferenced/inferenced/x/inference/migrations/v5"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 // ConsensusVersion is bumped on every state-breaking migration.
-const ConsensusVersion = 4
+const ConsensusVersion = 5
 
 var (
 	_ module.AppModuleBasic      = AppModule{}
@@ -80,7 +81,7 @@ func (am AppModule) RegisterServices(cfg module.Configurator) {
 	for _, m := range []struct {
 		from    uint64
 		migrate func(sdk.Context, keeper.Keeper) error
-	}{{1, v2.Migrate}, {2, v3.Migrate}, {3, v4.Migrate}} {
+	}{{1, v2.Migrate}, {2, v3.Migrate}, {3, v4.Migrate}, {4, v5.Migrate}} {
 		if err := cfg.RegisterMigration(types.ModuleName, m.from, func(ctx sdk.Context) error { return m.migrate(ctx, am.keeper) }); err != nil {
 			panic(fmt.Sprintf("register x/inference migration %d -> %d: %v", m.from, m.from+1, err)) // wiring error, at start-up only
 		}

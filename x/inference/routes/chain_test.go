@@ -80,7 +80,7 @@ func (c *chain) begin(h int64) {
 		}, c.attested)
 	}
 	c.attested = nil
-	_, _, err := c.k.ApplyHealth(c.ctx, epoch.Index, int(epoch.Members), packed)
+	_, _, err := c.k.ApplyHealth(c.ctx, epoch.Index, int(epoch.Members), packed, nil)
 	require.NoError(c.t, err)
 	require.NoError(c.t, c.k.BeginBlock(c.ctx))
 }

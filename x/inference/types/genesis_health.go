@@ -1,6 +1,7 @@
 package types
 
 import (
+	"errors"
 	"fmt"
 
 	"cosmossdk.io/core/address"
@@ -178,7 +179,7 @@ func ValidateExecutorHealth(h ExecutorHealth) error {
 	if _, ok := HealthReason_name[int32(h.Reason)]; !ok {
 		return fmt.Errorf("unknown reason %d", h.Reason)
 	}
-	if h.Traffic.Count > breaker.MaxWindow || h.Attested.Count > breaker.MaxWindow {
+	if h.Traffic.Count > breaker.MaxWindow || h.Attested.Count > breaker.MaxWindow || h.Service.Count > breaker.MaxWindow {
 		return fmt.Errorf("a window holds more than %d samples", breaker.MaxWindow)
 	}
 	if h.State != HEALTH_STATE_HEALTHY && (h.CooldownBlocks < 1 || h.Exclusions < 1) {
@@ -194,6 +195,9 @@ func ValidateExecutorHealth(h ExecutorHealth) error {
 	if h.ProbeInferenceId != "" {
 		if h.State != HEALTH_STATE_PROBE {
 			return fmt.Errorf("probe_inference_id set on a %s record", h.State)
+		}
+		if h.Evidence == SAMPLE_KIND_SERVICE {
+			return errors.New("probe_inference_id set on a record excluded on service, whose probe the canaries decide")
 		}
 		if err := ValidateInferenceID(h.ProbeInferenceId); err != nil {
 			return fmt.Errorf("probe_inference_id: %w", err)

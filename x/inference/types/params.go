@@ -57,6 +57,17 @@ const (
 	// restore, before then.
 	DefaultHealthCBTrafficConsecutiveMisses uint64 = 8
 
+	// The trip rule for service samples (health_cb_service_*): one sample a
+	// block per executor the canaries attest, a miss when its attested
+	// failed share exceeds the peers' median by more than
+	// health_cb_service_excess_pct points. Provisional: the outage
+	// simulator chooses them (docs/simulation.md, the canary scenarios).
+	DefaultHealthCBServiceWindowSamples     uint64 = 8
+	DefaultHealthCBServiceMinSamples        uint64 = 4
+	DefaultHealthCBServiceMissThresholdPct  uint64 = 50
+	DefaultHealthCBServiceConsecutiveMisses uint64 = 4
+	DefaultHealthCBServiceExcessPct         uint64 = 15
+
 	// MaxMaxParticipants caps max_participants itself. An epoch group is
 	// never larger, so a health vote extension stays under 12.6 KB and the
 	// health bundle of 300 validators' extensions under 4 MiB, the bundle
@@ -137,6 +148,12 @@ func DefaultParams() Params {
 		ParticipantMinBond:       sdk.NewInt64Coin(DefaultParticipantBondDenom, DefaultParticipantMinBondAmount),
 		ParticipantBondPerWeight: math.NewInt(DefaultParticipantBondPerWeight),
 		InferenceRetentionEpochs: DefaultInferenceRetentionEpochs,
+
+		HealthCbServiceWindowSamples:     DefaultHealthCBServiceWindowSamples,
+		HealthCbServiceMinSamples:        DefaultHealthCBServiceMinSamples,
+		HealthCbServiceMissThresholdPct:  DefaultHealthCBServiceMissThresholdPct,
+		HealthCbServiceConsecutiveMisses: DefaultHealthCBServiceConsecutiveMisses,
+		HealthCbServiceExcessPct:         DefaultHealthCBServiceExcessPct,
 	}
 }
 
@@ -234,6 +251,16 @@ func (p Params) trafficRule() tripRule {
 	}
 }
 
+// serviceRule is the rule for service samples.
+func (p Params) serviceRule() tripRule {
+	return tripRule{
+		threshold: p.HealthCbServiceMissThresholdPct, minSamples: p.HealthCbServiceMinSamples,
+		window: p.HealthCbServiceWindowSamples, consecutive: p.HealthCbServiceConsecutiveMisses,
+		thresholdName: "health_cb_service_miss_threshold_pct", minName: "health_cb_service_min_samples",
+		windowName: "health_cb_service_window_samples", consecutiveName: "health_cb_service_consecutive_misses",
+	}
+}
+
 // validate checks a trip rule, naming the param that breaks it: the
 // threshold in 1..100, 1 <= min samples <= window <= breaker.MaxWindow, and
 // the consecutive misses in 1..breaker.MaxWindow.
@@ -270,7 +297,13 @@ func (p Params) validateBreaker() error {
 	if err := p.trafficRule().validate(); err != nil {
 		return err
 	}
+	if err := p.serviceRule().validate(); err != nil {
+		return err
+	}
 	switch {
+	case p.HealthCbServiceExcessPct < 1 || p.HealthCbServiceExcessPct > 100:
+		// 100: no rate can exceed the peers' by more, so service never trips.
+		return fmt.Errorf("health_cb_service_excess_pct must be in [1, 100], got %d", p.HealthCbServiceExcessPct)
 	case p.HealthCbInitialCooldownBlocks < 1:
 		return fmt.Errorf("health_cb_initial_cooldown_blocks must be at least 1, got %d", p.HealthCbInitialCooldownBlocks)
 	case p.HealthCbInitialCooldownBlocks > p.HealthCbMaxCooldownBlocks:
@@ -285,11 +318,12 @@ func (p Params) validateBreaker() error {
 
 // BreakerParams converts validated params to the breaker's: the
 // health_cb_traffic_* rule for traffic samples, the unprefixed
-// health_cb_* rule for attested ones.
+// health_cb_* rule for attested ones, health_cb_service_* for service.
 func (p Params) BreakerParams() breaker.Params {
 	var bp breaker.Params
 	bp.Rules[breaker.Traffic] = p.trafficRule().breaker()
 	bp.Rules[breaker.Attested] = p.attestedRule().breaker()
+	bp.Rules[breaker.Service] = p.serviceRule().breaker()
 	bp.InitialCooldown = p.HealthCbInitialCooldownBlocks
 	bp.MaxCooldown = p.HealthCbMaxCooldownBlocks
 	return bp

@@ -158,6 +158,18 @@ func TestParamsValidateRejectsEveryRule(t *testing.T) {
 			p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 0, 0
 			p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = 0, 0
 		}, "health_cb_traffic_"},
+		{"service window 0", func(p *types.Params) { p.HealthCbServiceWindowSamples = 0 }, "health_cb_service_window_samples"},
+		{"service window 65", func(p *types.Params) { p.HealthCbServiceWindowSamples = 65 }, "health_cb_service_window_samples"},
+		{"service min samples above its window", func(p *types.Params) { p.HealthCbServiceMinSamples = p.HealthCbServiceWindowSamples + 1 }, "health_cb_service_min_samples"},
+		{"service threshold 101", func(p *types.Params) { p.HealthCbServiceMissThresholdPct = 101 }, "health_cb_service_miss_threshold_pct"},
+		{"service consecutive 0", func(p *types.Params) { p.HealthCbServiceConsecutiveMisses = 0 }, "health_cb_service_consecutive_misses"},
+		{"service excess 0", func(p *types.Params) { p.HealthCbServiceExcessPct = 0 }, "health_cb_service_excess_pct"},
+		{"service excess 101", func(p *types.Params) { p.HealthCbServiceExcessPct = 101 }, "health_cb_service_excess_pct"},
+		// A version-4 store's params (no service rule) are refused until migrated.
+		{"service rule unset", func(p *types.Params) {
+			p.HealthCbServiceWindowSamples, p.HealthCbServiceMinSamples = 0, 0
+			p.HealthCbServiceMissThresholdPct, p.HealthCbServiceConsecutiveMisses, p.HealthCbServiceExcessPct = 0, 0, 0
+		}, "health_cb_service_"},
 		{"initial cooldown 0", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = 0 }, "health_cb_initial_cooldown_blocks"},
 		{"initial above max", func(p *types.Params) { p.HealthCbInitialCooldownBlocks = p.HealthCbMaxCooldownBlocks + 1 }, "health_cb_initial_cooldown_blocks"},
 		{"max cooldown equals epoch", func(p *types.Params) { p.HealthCbMaxCooldownBlocks = p.EpochLength }, "health_cb_max_cooldown_blocks"},
@@ -225,9 +237,12 @@ func FuzzParamsValidate(f *testing.F) {
 		if err := bp.Validate(); err != nil {
 			t.Fatalf("Validate accepted %v but the breaker refuses it: %v", p, err)
 		}
-		want := [2]breaker.TripRule{
+		d := types.DefaultParams()
+		want := [3]breaker.TripRule{
 			breaker.Traffic:  {WindowSamples: uint32(tWindow), MinSamples: uint32(tMinSamples), ThresholdPct: uint32(tThreshold), ConsecutiveMisses: uint32(tConsecutive)},
 			breaker.Attested: {WindowSamples: uint32(window), MinSamples: uint32(minSamples), ThresholdPct: uint32(threshold), ConsecutiveMisses: uint32(consecutive)},
+			breaker.Service: {WindowSamples: uint32(d.HealthCbServiceWindowSamples), MinSamples: uint32(d.HealthCbServiceMinSamples),
+				ThresholdPct: uint32(d.HealthCbServiceMissThresholdPct), ConsecutiveMisses: uint32(d.HealthCbServiceConsecutiveMisses)},
 		}
 		if bp.Rules != want {
 			t.Fatalf("BreakerParams of %v gave rules %v, want %v", p, bp.Rules, want)
@@ -244,11 +259,14 @@ func TestBreakerParamsKeepTheKindsApart(t *testing.T) {
 	p.HealthCbTrafficWindowSamples, p.HealthCbTrafficMinSamples = 40, 20
 	p.HealthCbTrafficMissThresholdPct, p.HealthCbTrafficConsecutiveMisses = 35, 9
 	p.HealthCbTrafficMinAgents = 3
+	p.HealthCbServiceWindowSamples, p.HealthCbServiceMinSamples = 12, 6
+	p.HealthCbServiceMissThresholdPct, p.HealthCbServiceConsecutiveMisses = 45, 5
 	require.NoError(t, p.Validate())
 	bp := p.BreakerParams()
 	require.NoError(t, bp.Validate())
 	require.Equal(t, breaker.TripRule{WindowSamples: 40, MinSamples: 20, ThresholdPct: 35, ConsecutiveMisses: 9}, bp.Rules[breaker.Traffic])
 	require.Equal(t, breaker.TripRule{WindowSamples: 10, MinSamples: 5, ThresholdPct: 30, ConsecutiveMisses: 2}, bp.Rules[breaker.Attested])
+	require.Equal(t, breaker.TripRule{WindowSamples: 12, MinSamples: 6, ThresholdPct: 45, ConsecutiveMisses: 5}, bp.Rules[breaker.Service])
 	require.Equal(t, p.HealthCbInitialCooldownBlocks, bp.InitialCooldown)
 	require.Equal(t, p.HealthCbMaxCooldownBlocks, bp.MaxCooldown)
 	require.Equal(t, evidence.Params{Window: 40, MinAgents: 3}, p.EvidenceParams())

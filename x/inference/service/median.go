@@ -1,0 +1,135 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Vote is one validator's valid extension: its power as recorded in the
+// verified commit and its encoded service reports (empty: it reports
+// nothing, as an abstaining validator or one without canaries).
+type Vote struct {
+	Power   int64
+	Reports []byte
+}
+
+// Median computes the attested service rate of each of the n executors: the
+// power-weighted lower median of the rates reported for it (the smallest
+// rate m such that the reports at or below m hold at least half the
+// reporting power), when the validators reporting a rate for it hold more
+// than 2/3 of total, the power of the whole commit (every validator of the
+// set, absent or abstaining ones included); Unknown otherwise.
+//
+// Why it is safe: validators that reported hold more than 2/3 of total and
+// Byzantine ones less than 1/3, so honest validators hold more than half of
+// the reporting power; the median then lies between the lowest and the
+// highest rate an honest validator reported, whatever the others say.
+//
+// Every vote must encode exactly n reports and the votes' power must not
+// exceed total; any other input is an error, never a panic.
+func Median(votes []Vote, total uint64, n int) ([]Report, error) {
+	t, err := tallyVotes(votes, total, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Report, n)
+	e := 0 // t.rated is sorted by executor, then rate
+	for i := range out {
+		known := t.reporting - t.unknown[i]
+		start := e
+		for e < len(t.rated) && t.rated[e].index == i {
+			e++
+		}
+		out[i] = t.median(i, known, t.rated[start:e])
+	}
+	return out, nil
+}
+
+// Encoded is Encode(Median(votes, total, n)): the rates as a bundle
+// carries them.
+func Encoded(votes []Vote, total uint64, n int) ([]byte, error) {
+	rates, err := Median(votes, total, n)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(rates)
+}
+
+// tally is the reports of a commit: every vote with a list credits its
+// power to every executor at 0% (reporting) and lists its exceptions.
+type tally struct {
+	total     uint64
+	reporting uint64   // the power of the votes that carry a list
+	unknown   []uint64 // per executor: power of those lists that say Unknown
+	rated     []entry  // rates above 0%, sorted by (index, rate)
+	ratedSum  []uint64 // per executor: power behind rated entries
+}
+
+type entry struct {
+	index int
+	rate  Report
+	power uint64
+}
+
+func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
+	if n < 0 {
+		return tally{}, fmt.Errorf("%w: %d executors", ErrLength, n)
+	}
+	if total > math.MaxUint64/3 {
+		return tally{}, errors.New("total power overflows")
+	}
+	t := tally{total: total, unknown: make([]uint64, n), ratedSum: make([]uint64, n)}
+	var sum uint64
+	for v, vote := range votes {
+		if vote.Power < 0 {
+			return tally{}, fmt.Errorf("vote %d: negative power %d", v, vote.Power)
+		}
+		p := uint64(vote.Power)
+		if sum += p; sum > total {
+			return tally{}, fmt.Errorf("vote %d: the votes hold more than the commit's power %d", v, total)
+		}
+		if len(vote.Reports) == 0 {
+			continue
+		}
+		if err := Check(vote.Reports, n); err != nil {
+			return tally{}, fmt.Errorf("vote %d: %w", v, err)
+		}
+		t.reporting += p
+		// Checked above: cannot fail.
+		_ = Each(vote.Reports, n, func(i int, r Report) {
+			if r == Unknown {
+				t.unknown[i] += p
+				return
+			}
+			t.rated = append(t.rated, entry{index: i, rate: r, power: p})
+			t.ratedSum[i] += p
+		})
+	}
+	slices.SortStableFunc(t.rated, func(a, b entry) int {
+		if a.index != b.index {
+			return a.index - b.index
+		}
+		return int(a.rate) - int(b.rate)
+	})
+	return t, nil
+}
+
+// median is executor i's attested rate, from the power known reporting a
+// rate for it and its rated entries in increasing rate order.
+func (t *tally) median(i int, known uint64, rated []entry) Report {
+	if known == 0 || 3*known <= 2*t.total {
+		return Unknown
+	}
+	cum := known - t.ratedSum[i] // the power at 0%
+	if 2*cum >= known {
+		return 0
+	}
+	for _, e := range rated {
+		if cum += e.power; 2*cum >= known {
+			return e.rate
+		}
+	}
+	return Unknown // unreachable: the rated entries sum to known - cum
+}
