@@ -64,7 +64,14 @@ func (app *App) setHandlers(opts servertypes.AppOptions, logger log.Logger) erro
 	return nil
 }
 
-// epochGroupSource gives the monitor the group of the last committed block.
+// epochGroupSource gives the monitor the group of the last committed block:
+// each member's address, inference URL, first model (what its canaries
+// ask for; none: no canaries) and whether the circuit breaker holds it out
+// of rotation, EXCLUDED or PROBE (suspect: canaried at the suspect rate
+// for a while, so the canaries decide its probe soon). A record alone is
+// not suspicion: at the honest baselines most executors hold one (a held
+// traffic miss), and canarying them all harder multiplied the load for no
+// gain (make sim, docs/simulation.md).
 func (app *App) epochGroupSource(context.Context) (monitor.Group, error) {
 	ctx, err := app.CreateQueryContext(0, false)
 	if err != nil {
@@ -74,9 +81,17 @@ func (app *App) epochGroupSource(context.Context) (monitor.Group, error) {
 	if err != nil {
 		return monitor.Group{}, err
 	}
+	held := map[string]bool{}
+	if err := app.InferenceKeeper.Breaker().OutOfRotation(ctx, func(address string) { held[address] = true }); err != nil {
+		return monitor.Group{}, err
+	}
 	out := monitor.Group{Epoch: g.EpochIndex, Members: make([]monitor.Member, len(g.Members))}
 	for i, m := range g.Members {
-		out.Members[i] = monitor.Member{Address: m.Address, URL: m.InferenceUrl}
+		model := ""
+		if len(m.Models) > 0 {
+			model = m.Models[0]
+		}
+		out.Members[i] = monitor.Member{Address: m.Address, URL: m.InferenceUrl, Model: model, Suspect: held[m.Address]}
 	}
 	return out, nil
 }

@@ -38,7 +38,43 @@ type Config struct {
 	// networks, or a participant could make validators probe their own
 	// internal services.
 	AllowPrivate bool `mapstructure:"allow-private"`
+
+	// CanaryEnabled sends canary inferences to every member that serves a
+	// model, shaped like clients' requests, and reports the failed share
+	// of each one's recent canaries (Service). Without it every service
+	// report is unknown.
+	CanaryEnabled bool `mapstructure:"canary-enabled"`
+	// CanaryInterval is the mean time between two canaries to one executor
+	// in the background (each gap drawn within +-25% of it).
+	CanaryInterval time.Duration `mapstructure:"canary-interval"`
+	// CanarySuspectInterval is the mean time between two canaries to a
+	// suspect executor, for canary-window canaries after the last trigger.
+	CanarySuspectInterval time.Duration `mapstructure:"canary-suspect-interval"`
+	// CanaryTimeout bounds one canary: connect, inference and response.
+	CanaryTimeout time.Duration `mapstructure:"canary-timeout"`
+	// CanaryWindow is how many of an executor's last canary outcomes are
+	// kept, and how many suspect-rate canaries a trigger starts.
+	CanaryWindow int `mapstructure:"canary-window"`
+	// CanaryMinSamples is how many fresh outcomes a report needs; with
+	// fewer it is unknown.
+	CanaryMinSamples int `mapstructure:"canary-min-samples"`
+	// CanaryTTL is how long an outcome counts in the report.
+	CanaryTTL time.Duration `mapstructure:"canary-ttl"`
+	// CanaryMaxConcurrency bounds the canaries in flight, apart from the
+	// probes' slots: neither can starve the other.
+	CanaryMaxConcurrency int `mapstructure:"canary-max-concurrency"`
 }
+
+// The canary defaults, provisional: the simulator will choose them.
+const (
+	defaultCanaryInterval        = 30 * time.Second
+	defaultCanarySuspectInterval = 2 * time.Second
+	defaultCanaryTimeout         = 10 * time.Second
+	defaultCanaryWindow          = 16
+	defaultCanaryMinSamples      = 4
+	defaultCanaryTTL             = 10 * time.Minute
+	defaultCanaryMaxConcurrency  = 64
+)
 
 // DefaultConfig is the configuration of a new node.
 func DefaultConfig() Config {
@@ -49,6 +85,15 @@ func DefaultConfig() Config {
 		VerdictTTL:     5 * time.Second,
 		MaxConcurrency: 512,
 		HealthPath:     "/health",
+
+		CanaryEnabled:         true,
+		CanaryInterval:        defaultCanaryInterval,
+		CanarySuspectInterval: defaultCanarySuspectInterval,
+		CanaryTimeout:         defaultCanaryTimeout,
+		CanaryWindow:          defaultCanaryWindow,
+		CanaryMinSamples:      defaultCanaryMinSamples,
+		CanaryTTL:             defaultCanaryTTL,
+		CanaryMaxConcurrency:  defaultCanaryMaxConcurrency,
 	}
 }
 
@@ -59,6 +104,7 @@ const (
 	minProbeInterval = 100 * time.Millisecond
 	maxProbeInterval = time.Hour
 	maxConcurrency   = 8192
+	maxCanaryWindow  = 64
 )
 
 // name is the app.toml key of the Config field called field, within the
@@ -83,6 +129,33 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s must be in [1, %d], got %d", key("MaxConcurrency"), maxConcurrency, c.MaxConcurrency)
 	case !strings.HasPrefix(c.HealthPath, "/") || strings.ContainsAny(c.HealthPath, "?#") || len(c.HealthPath) > 256:
 		return errors.New(key("HealthPath") + " must be an absolute path without query or fragment, at most 256 bytes")
+	}
+	return c.validateCanaries()
+}
+
+// validateCanaries checks the canary keys (checked whether or not
+// canaries are enabled, so that turning them on cannot fail later).
+func (c Config) validateCanaries() error {
+	// At the background rate, the fresh outcomes of the last TTL must be
+	// enough for a report: min-samples canaries, the last one ended.
+	needTTL := time.Duration(c.CanaryMinSamples)*c.CanaryInterval + c.CanaryTimeout
+	switch {
+	case c.CanaryInterval < minProbeInterval || c.CanaryInterval > maxProbeInterval:
+		return fmt.Errorf("%s must be in [%s, %s], got %s", key("CanaryInterval"), minProbeInterval, maxProbeInterval, c.CanaryInterval)
+	case c.CanarySuspectInterval < minProbeInterval || c.CanarySuspectInterval > c.CanaryInterval:
+		return fmt.Errorf("%s must be in [%s, %s (%s)], got %s", key("CanarySuspectInterval"), minProbeInterval,
+			name("CanaryInterval"), c.CanaryInterval, c.CanarySuspectInterval)
+	case c.CanaryTimeout <= 0 || c.CanaryTimeout > c.CanaryInterval*10:
+		return fmt.Errorf("%s must be in (0, 10 x %s], got %s", key("CanaryTimeout"), name("CanaryInterval"), c.CanaryTimeout)
+	case c.CanaryWindow < 1 || c.CanaryWindow > maxCanaryWindow:
+		return fmt.Errorf("%s must be in [1, %d], got %d", key("CanaryWindow"), maxCanaryWindow, c.CanaryWindow)
+	case c.CanaryMinSamples < 1 || c.CanaryMinSamples > c.CanaryWindow:
+		return fmt.Errorf("%s must be in [1, %s (%d)], got %d", key("CanaryMinSamples"), name("CanaryWindow"), c.CanaryWindow, c.CanaryMinSamples)
+	case c.CanaryTTL < needTTL:
+		return fmt.Errorf("%s (%s) must be at least %s x %s + %s (%s), or reports go unknown between bursts",
+			key("CanaryTTL"), c.CanaryTTL, name("CanaryMinSamples"), name("CanaryInterval"), name("CanaryTimeout"), needTTL)
+	case c.CanaryMaxConcurrency < 1 || c.CanaryMaxConcurrency > maxConcurrency:
+		return fmt.Errorf("%s must be in [1, %d], got %d", key("CanaryMaxConcurrency"), maxConcurrency, c.CanaryMaxConcurrency)
 	}
 	return nil
 }
@@ -131,6 +204,14 @@ var help = []struct{ field, text string }{
 	{"MaxConcurrency", "Probes in flight at once (each holds a connection). Enough for the group when\nmax-concurrency x probe-interval / mean probe latency exceeds the members;\nthe monitor logs whether it does at start-up and each epoch."},
 	{"HealthPath", "Path probed with GET on each executor's host; 200 is ok, anything else,\nredirects included, is a miss."},
 	{"AllowPrivate", "Probe loopback, private and link-local addresses. Executor URLs come from\nuntrusted participants: keep this false on public networks."},
+	{"CanaryEnabled", "Send canary inferences, shaped like clients' requests, to every executor's\ninference endpoint and report the failed share of its recent ones."},
+	{"CanaryInterval", "Mean time between two canaries to one executor (each gap within +-25%)."},
+	{"CanarySuspectInterval", "Mean time between canaries to a suspect executor (the breaker holds it, or\none of this validator's recent canaries failed), for canary-window canaries."},
+	{"CanaryTimeout", "Bound on one canary (connect, inference, response). A slower answer is a miss."},
+	{"CanaryWindow", "Outcomes kept per executor (1..64)."},
+	{"CanaryMinSamples", "Fresh outcomes a report needs; with fewer it is unknown (1..canary-window)."},
+	{"CanaryTTL", "An outcome older than this no longer counts (at least\ncanary-min-samples x canary-interval + canary-timeout)."},
+	{"CanaryMaxConcurrency", "Canaries in flight at once, apart from the probes' slots. Enough when\ncanary-max-concurrency x canary-interval / mean canary latency exceeds the\nmembers; the coverage log line says whether it does."},
 }
 
 // ConfigTemplate is the app.toml section, with the defaults explained. It

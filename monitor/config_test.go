@@ -48,7 +48,9 @@ func TestConfigTemplateCoversEveryKey(t *testing.T) {
 		}
 	}
 	custom := Config{Enabled: false, ProbeInterval: 2 * time.Second, ProbeTimeout: time.Second, VerdictTTL: 9 * time.Second,
-		MaxConcurrency: 7, HealthPath: "/healthz", AllowPrivate: true}
+		MaxConcurrency: 7, HealthPath: "/healthz", AllowPrivate: true,
+		CanaryEnabled: false, CanaryInterval: time.Minute, CanarySuspectInterval: 5 * time.Second, CanaryTimeout: 20 * time.Second,
+		CanaryWindow: 32, CanaryMinSamples: 8, CanaryTTL: time.Hour, CanaryMaxConcurrency: 128}
 	for _, cfg := range []Config{DefaultConfig(), custom} {
 		got, err := ReadConfig(appToml(t, cfg))
 		if err != nil || got != cfg {
@@ -76,5 +78,24 @@ func TestReadConfig(t *testing.T) {
 	_, err = ReadConfig(options{"health-monitor.probe-interval": "10ms"})
 	if err == nil || !strings.HasPrefix(err.Error(), "app.toml: health-monitor.probe-interval must be") {
 		t.Fatalf("invalid interval: %v", err)
+	}
+	got, err = ReadConfig(options{"health-monitor.canary-enabled": "false", "health-monitor.canary-interval": "1m",
+		"health-monitor.canary-suspect-interval": "5s", "health-monitor.canary-timeout": "20s", "health-monitor.canary-window": 32,
+		"health-monitor.canary-min-samples": "8", "health-monitor.canary-ttl": "1h", "health-monitor.canary-max-concurrency": 128})
+	want = DefaultConfig()
+	want.CanaryEnabled, want.CanaryInterval, want.CanarySuspectInterval, want.CanaryTimeout = false, time.Minute, 5*time.Second, 20*time.Second
+	want.CanaryWindow, want.CanaryMinSamples, want.CanaryTTL, want.CanaryMaxConcurrency = 32, 8, time.Hour, 128
+	if err != nil || got != want {
+		t.Fatalf("canary keys: got %+v %v, want %+v", got, err, want)
+	}
+	// Each canary key's error names it.
+	for k, v := range map[string]any{
+		"canary-interval": "50ms", "canary-suspect-interval": "31s", "canary-timeout": "0s", "canary-window": 65,
+		"canary-min-samples": 17, "canary-ttl": "1m", "canary-max-concurrency": 0,
+	} {
+		_, err := ReadConfig(options{"health-monitor." + k: v})
+		if err == nil || !strings.HasPrefix(err.Error(), "app.toml: health-monitor."+k+" ") {
+			t.Errorf("%s = %v: %v", k, v, err)
+		}
 	}
 }

@@ -39,8 +39,10 @@ type Coverage struct {
 	TTL time.Duration
 	// FDs is how many file descriptors the monitor may hold: one kept-alive
 	// connection per executor (up to the pool's bound) and one per probe in
-	// flight; FDLimit is the process's limit (0 if unknown), which must
-	// also leave the node its own (nodeFDs).
+	// flight, and with canaries one per canary in flight and the canary
+	// connections kept through bursts (canaryFDs); FDLimit is the
+	// process's limit (0 if unknown), which must also leave the node its
+	// own (nodeFDs).
 	FDs, FDLimit int
 	cfg          Config
 }
@@ -52,7 +54,7 @@ type Coverage struct {
 // exported for sizing a deployment or a test network.
 func CoverageOf(cfg Config, members int, measured time.Duration, fdLimit int) Coverage {
 	c := Coverage{Members: members, Measured: measured, cfg: cfg, TTL: cfg.ProbeInterval + cfg.ProbeTimeout,
-		FDs: min(members, maxIdleConns) + min(members, cfg.MaxConcurrency), FDLimit: fdLimit}
+		FDs: min(members, maxIdleConns) + min(members, cfg.MaxConcurrency) + canaryFDs(cfg, members), FDLimit: fdLimit}
 	c.WorstCapacity = capacity(cfg, cfg.ProbeTimeout)
 	c.WorstConcurrency = needConcurrency(members, cfg.ProbeInterval, cfg.ProbeTimeout)
 	c.WorstInterval = needInterval(members, cfg.MaxConcurrency, cfg.ProbeTimeout)
@@ -67,8 +69,23 @@ func CoverageOf(cfg Config, members int, measured time.Duration, fdLimit int) Co
 }
 
 func capacity(cfg Config, latency time.Duration) int {
-	v := mulDiv(int64(cfg.MaxConcurrency)*utilNum, int64(cfg.ProbeInterval), int64(latency)*utilDen, false)
+	return capacityOf(cfg.MaxConcurrency, cfg.ProbeInterval, latency)
+}
+
+func capacityOf(concurrency int, interval, latency time.Duration) int {
+	v := mulDiv(int64(concurrency)*utilNum, int64(interval), int64(latency)*utilDen, false)
 	return int(min(v, math.MaxInt32))
+}
+
+// canaryFDs is what canaries may hold open: one connection per canary in
+// flight, and the idle ones kept after a canary for canaryIdle, about
+// members x canaryIdle / canary-interval (0 with canaries off).
+func canaryFDs(cfg Config, members int) int {
+	if !cfg.CanaryEnabled {
+		return 0
+	}
+	idle := mulDiv(int64(members), int64(canaryIdle(cfg)), int64(cfg.CanaryInterval), true)
+	return min(members, cfg.CanaryMaxConcurrency) + int(min(idle, int64(members)))
 }
 
 func needConcurrency(members int, interval, latency time.Duration) int {

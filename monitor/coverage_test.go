@@ -48,17 +48,57 @@ func TestCoverage(t *testing.T) {
 		{"1,000 executors under the usual ulimit of 1024: probes would fail as misses", def, 1000, 240 * time.Millisecond, 1024,
 			Coverage{Capacity: 1706, WorstCapacity: 512, Concurrency: 300, WorstConcurrency: 1000,
 				Interval: 600 * time.Millisecond, WorstInterval: 2 * time.Second, Sweep: time.Second, WorstSweep: 1563 * time.Millisecond}, false,
-			"raise the open-file limit (ulimit -n, now 1024) to at least 2536: the monitor may hold 1512 connections and the node needs its own; a probe that cannot open one is a miss"},
+			"raise the open-file limit (ulimit -n, now 1024) to at least 2734: the monitor may hold 1710 connections and the node needs its own; a probe that cannot open one is a miss"},
 	}
 	for _, c := range cases {
 		c.want.Members, c.want.Measured, c.want.cfg, c.want.TTL = c.members, c.measured, c.cfg, c.cfg.ProbeInterval+c.cfg.ProbeTimeout
-		c.want.FDs, c.want.FDLimit = min(c.members, maxIdleConns)+min(c.members, c.cfg.MaxConcurrency), c.fdLimit
+		// Canaries: one per slot, and the connections kept idle for 2 x
+		// the suspect interval (4s of every 30s: 134 of 1,000 executors).
+		canaries := min(c.members, c.cfg.CanaryMaxConcurrency) + min(c.members, (c.members*4+29)/30)
+		c.want.FDs, c.want.FDLimit = min(c.members, maxIdleConns)+min(c.members, c.cfg.MaxConcurrency)+canaries, c.fdLimit
 		got := CoverageOf(c.cfg, c.members, c.measured, c.fdLimit)
 		if got != c.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
 		}
 		if got.Covered() != c.covered || got.Advice() != c.advice {
 			t.Errorf("%s: covered=%v %q, want %v %q", c.name, got.Covered(), got.Advice(), c.covered, c.advice)
+		}
+	}
+}
+
+// The canary arithmetic: canary-max-concurrency x canary-interval /
+// latency x 80% against the canaried members, and the advice naming the
+// canary keys (with the canary-ttl a longer interval needs).
+func TestCanaryCoverage(t *testing.T) {
+	def := DefaultConfig() // 64 slots, 30s, 10s timeout, TTL 10m, 4 samples
+	off := def
+	off.CanaryEnabled = false
+	cases := []struct {
+		name     string
+		cfg      Config
+		members  int
+		measured time.Duration
+		capacity int // at the mean (0 unmeasured), then if all hang
+		worst    int
+		covered  bool
+		advice   string
+	}{
+		{"100 executors, nothing measured", def, 100, 0, 0, 153, true, "covers the canaried members even if every canary hangs"},
+		{"1,000 executors, nothing measured", def, 1000, 0, 0, 153, false,
+			"no canary latency measured yet; if every canary hung, raise canary-max-concurrency to 417 or canary-interval to 3m15.4s with canary-ttl at least 13m11.6s"},
+		{"1,000 executors at 500ms", def, 1000, 500 * time.Millisecond, 3072, 153, true,
+			"covers the canaried members at the measured latency; if every canary hung, raise canary-max-concurrency to 417 or canary-interval to 3m15.4s with canary-ttl at least 13m11.6s"},
+		{"1,000 executors at 2s: more slots or a longer interval", def, 1000, 2 * time.Second, 768, 153, false,
+			"does not cover the canaried members at the measured latency (canaries come less often than once per interval); raise canary-max-concurrency to 84 or canary-interval to 39.1s"},
+		{"30,000 executors all hanging: beyond the concurrency cap", def, 30000, 10 * time.Second, 153, 153, false,
+			"does not cover the canaried members at the measured latency (canaries come less often than once per interval); raise canary-interval to 1h37m39.4s with canary-ttl at least 6h30m47.6s (canary-max-concurrency above 8192 is refused)"},
+		{"canaries off", off, 1000, 0, 0, 153, true, "canaries are off: every service report is unknown"},
+	}
+	for _, c := range cases {
+		got := CanaryCoverageOf(c.cfg, c.members, c.measured)
+		if got.Capacity != c.capacity || got.WorstCapacity != c.worst || got.Covered() != c.covered || got.Advice() != c.advice {
+			t.Errorf("%s: capacity %d/%d covered=%v %q\nwant %d/%d %v %q", c.name, got.Capacity, got.WorstCapacity, got.Covered(),
+				got.Advice(), c.capacity, c.worst, c.covered, c.advice)
 		}
 	}
 }
@@ -83,4 +123,6 @@ var metricNames = []string{
 	MetricProbesOK, MetricProbesMiss, metricProbeLatency, metricInFlight, metricScheduleLag,
 	metricMembers, metricCapacity, metricCapacityWorst,
 	metricVerdictsFresh, metricVerdictsOK, metricVerdictsMiss, metricVerdictsStale, metricVerdictsNone, metricOldestVerdict,
+	MetricCanariesSent, MetricCanariesOK, MetricCanariesMiss, metricCanaryLatency, metricCanaryInFlight, metricCanaryLag,
+	metricCanaryCapacity, metricReportsKnown, metricReportsUnknown, metricSuspects,
 }

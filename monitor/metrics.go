@@ -32,6 +32,17 @@ const (
 	metricVerdictsStale = "verdicts_stale"             // gauge: verdicts older than verdict-ttl (reported unknown)
 	metricVerdictsNone  = "verdicts_unknown"           // gauge: executors never probed yet (reported unknown)
 	metricOldestVerdict = "oldest_verdict_age_seconds" // gauge: age of the oldest verdict, or of the wait for a first one
+
+	MetricCanariesSent   = "canaries_sent"               // counter: canaries started (rate() is canaries sent/s)
+	MetricCanariesOK     = "canaries_ok"                 // counter: canaries answered 200 with their own inference id
+	MetricCanariesMiss   = "canaries_miss"               // counter: canaries that failed, timed out or answered otherwise
+	metricCanaryLatency  = "canary_latency"              // summary (ms): canary duration, hung ones included
+	metricCanaryInFlight = "canaries_in_flight"          // gauge: canaries running
+	metricCanaryLag      = "canary_schedule_lag_seconds" // gauge: how long the most overdue canary waits for a slot
+	metricCanaryCapacity = "canary_capacity"             // gauge: executors the canary config covers at the mean latency
+	metricReportsKnown   = "service_reports_known"       // gauge: executors with a service report in the last Service call
+	metricReportsUnknown = "service_reports_unknown"     // gauge: executors reported unknown in the last Service call
+	metricSuspects       = "suspects"                    // gauge: executors suspect (chain-marked or a fresh canary miss)
 )
 
 func reportProbe(ok bool, start time.Time) {
@@ -43,12 +54,39 @@ func reportProbe(ok bool, start time.Time) {
 	telemetry.MeasureSince(start, MetricKey(metricProbeLatency)...)
 }
 
-func reportSchedule(c Coverage, inFlight int, lag time.Duration) {
-	telemetry.SetGauge(float32(inFlight), MetricKey(metricInFlight)...)
-	telemetry.SetGauge(float32(lag.Seconds()), MetricKey(metricScheduleLag)...)
+func reportCanarySent() { telemetry.IncrCounter(1, MetricKey(MetricCanariesSent)...) }
+
+func reportCanary(ok bool, start time.Time) {
+	if ok {
+		telemetry.IncrCounter(1, MetricKey(MetricCanariesOK)...)
+	} else {
+		telemetry.IncrCounter(1, MetricKey(MetricCanariesMiss)...)
+	}
+	telemetry.MeasureSince(start, MetricKey(metricCanaryLatency)...)
+}
+
+// scheduleGauges is what one group read saw of the schedule.
+type scheduleGauges struct {
+	inFlight, canaryInFlight int
+	lag, canaryLag           time.Duration
+	suspects                 int
+}
+
+func reportSchedule(c Coverage, cc CanaryCoverage, g scheduleGauges) {
+	telemetry.SetGauge(float32(g.inFlight), MetricKey(metricInFlight)...)
+	telemetry.SetGauge(float32(g.lag.Seconds()), MetricKey(metricScheduleLag)...)
 	telemetry.SetGauge(float32(c.Members), MetricKey(metricMembers)...)
 	telemetry.SetGauge(float32(c.Capacity), MetricKey(metricCapacity)...)
 	telemetry.SetGauge(float32(c.WorstCapacity), MetricKey(metricCapacityWorst)...)
+	telemetry.SetGauge(float32(g.canaryInFlight), MetricKey(metricCanaryInFlight)...)
+	telemetry.SetGauge(float32(g.canaryLag.Seconds()), MetricKey(metricCanaryLag)...)
+	telemetry.SetGauge(float32(cc.Capacity), MetricKey(metricCanaryCapacity)...)
+	telemetry.SetGauge(float32(g.suspects), MetricKey(metricSuspects)...)
+}
+
+func reportService(known, unknown int) {
+	telemetry.SetGauge(float32(known), MetricKey(metricReportsKnown)...)
+	telemetry.SetGauge(float32(unknown), MetricKey(metricReportsUnknown)...)
 }
 
 // verdictCounts is what one snapshot saw.

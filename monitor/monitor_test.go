@@ -236,6 +236,19 @@ func TestConfigValidate(t *testing.T) {
 		func(c *Config) { c.ProbeInterval, c.VerdictTTL = 2*time.Hour, 3*time.Hour },
 		func(c *Config) { c.HealthPath = "health" },
 		func(c *Config) { c.HealthPath = "/health?x=1" },
+		func(c *Config) { c.CanaryInterval = 0 },
+		func(c *Config) { c.CanaryInterval, c.CanaryTTL = 2*time.Hour, 100*time.Hour },
+		func(c *Config) { c.CanarySuspectInterval = c.CanaryInterval + time.Second },
+		func(c *Config) { c.CanarySuspectInterval = time.Millisecond },
+		func(c *Config) { c.CanaryTimeout = -time.Second },
+		func(c *Config) { c.CanaryTimeout = 10*c.CanaryInterval + 1 },
+		func(c *Config) { c.CanaryWindow, c.CanaryMinSamples = 0, 0 },
+		func(c *Config) { c.CanaryWindow = maxCanaryWindow + 1 },
+		func(c *Config) { c.CanaryMinSamples = 0 },
+		func(c *Config) { c.CanaryMinSamples = c.CanaryWindow + 1 },
+		func(c *Config) { c.CanaryTTL = 4*c.CanaryInterval + c.CanaryTimeout - 1 },
+		func(c *Config) { c.CanaryMaxConcurrency = 0 },
+		func(c *Config) { c.CanaryMaxConcurrency = maxConcurrency + 1 },
 	}
 	for i, edit := range bad {
 		c := DefaultConfig()

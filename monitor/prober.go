@@ -35,34 +35,45 @@ type prober struct {
 }
 
 func newProber(cfg Config) *prober {
-	dialer := &net.Dialer{
-		Timeout: cfg.ProbeTimeout,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			return checkDialAddress(address, cfg.AllowPrivate)
-		},
-	}
-	transport := &http.Transport{
-		Proxy:       nil,
-		DialContext: dialer.DialContext,
-		// The pool holds at most one connection per host that answered
-		// (two when executors share a host), so about min(healthy
-		// members, maxIdleConns); a probe that times out closes its own.
-		MaxIdleConns:        maxIdleConns,
-		MaxIdleConnsPerHost: 2,
-		// Kept between two probes of the same executor.
-		IdleConnTimeout:        max(30*time.Second, 2*cfg.ProbeInterval+cfg.ProbeTimeout),
-		TLSHandshakeTimeout:    cfg.ProbeTimeout,
-		ResponseHeaderTimeout:  cfg.ProbeTimeout,
-		MaxResponseHeaderBytes: 16 << 10,
-		DisableCompression:     true,
-	}
+	// The pool holds at most one connection per host that answered (two
+	// when executors share a host), so about min(healthy members,
+	// maxIdleConns); a probe that times out closes its own. Connections are
+	// kept between two probes of the same executor.
+	transport := newTransport(cfg.ProbeTimeout, max(30*time.Second, 2*cfg.ProbeInterval+cfg.ProbeTimeout), cfg.AllowPrivate)
+	transport.DisableCompression = true
 	return &prober{
 		client: &http.Client{
 			Transport:     transport,
 			Timeout:       cfg.ProbeTimeout,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			CheckRedirect: noRedirects,
 		},
 		path: cfg.HealthPath,
+	}
+}
+
+// noRedirects makes a client return a redirect as the answer: a miss.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// newTransport is the transport of the monitor's requests to participant
+// URLs: no proxy, every dialled address checked (checkDialAddress), each
+// step bounded by timeout, headers by 16 KiB, idle connections closed
+// after idle.
+func newTransport(timeout, idle time.Duration, allowPrivate bool) *http.Transport {
+	dialer := &net.Dialer{
+		Timeout: timeout,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			return checkDialAddress(address, allowPrivate)
+		},
+	}
+	return &http.Transport{
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		MaxIdleConns:           maxIdleConns,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        idle,
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		MaxResponseHeaderBytes: 16 << 10,
 	}
 }
 

@@ -6,10 +6,14 @@ import (
 )
 
 // target is one executor being watched: its latest verdict and its place
-// in the schedule. member never changes once the target exists, so a probe
-// reads it without the lock; everything else is guarded by Monitor.mu.
+// in the schedule. member (its identity: address and URL, without Model
+// and Suspect, which live in c) never changes once the target exists, so a
+// probe or canary reads it without the lock; everything else is guarded by
+// Monitor.mu.
 type target struct {
 	member Member
+	// c is the canary side: outcomes, due time, model, suspicion.
+	c canaryState
 	// since is when the monitor began watching the executor: the age of a
 	// verdict never made is counted from there.
 	since time.Time
@@ -67,16 +71,23 @@ type schedule struct {
 	salt    uint64
 	targets []*target // by member index
 	waiting queue
+	// canary schedules the canaries (canary_schedule.go).
+	canary canaryPlan
 }
 
+// identity is what makes a target the same executor across group reads.
+func identity(m Member) Member { return Member{Address: m.Address, URL: m.URL} }
+
 // adopt makes members the watched group, at now. A target whose member
-// (address and URL) is still in the group keeps its verdict, its due time
-// and any probe in flight, at its new index; a new member is due within
-// the coming interval, at an offset spread evenly over it. It reports
-// whether the group changed.
+// (address and URL) is still in the group keeps its verdict, its canary
+// outcomes, its due times and any probe or canary in flight, at its new
+// index; a new member is due within the coming interval, at an offset
+// spread evenly over it. A canary in flight for a member that left is
+// cancelled. Then the canary side takes the members' models and
+// suspicion (adoptCanaries). It reports whether anything changed.
 func (s *schedule) adopt(members []Member, now time.Time) bool {
 	if sameMembers(s.targets, members) {
-		return false
+		return s.adoptCanaries(members, now, false)
 	}
 	kept := make(map[Member]*target, len(s.targets))
 	for _, t := range s.targets {
@@ -85,13 +96,19 @@ func (s *schedule) adopt(members []Member, now time.Time) bool {
 	}
 	next := make([]*target, len(members))
 	for i, mem := range members {
-		if t, ok := kept[mem]; ok {
-			delete(kept, mem) // a duplicate member gets a target of its own
+		id := identity(mem)
+		if t, ok := kept[id]; ok {
+			delete(kept, id) // a duplicate member gets a target of its own
 			t.retired = false
 			next[i] = t
 			continue
 		}
-		next[i] = &target{member: mem, since: now, due: now.Add(s.offset(i, len(members))), pos: -1}
+		next[i] = &target{member: id, since: now, due: now.Add(s.offset(i, len(members))), pos: -1}
+	}
+	for _, t := range s.targets {
+		if t.retired {
+			t.c.abort() // left the group: its canary is no outcome
+		}
 	}
 	s.targets = next
 	s.waiting = s.waiting[:0]
@@ -103,6 +120,7 @@ func (s *schedule) adopt(members []Member, now time.Time) bool {
 		}
 	}
 	heap.Init(&s.waiting)
+	s.adoptCanaries(members, now, true)
 	return true
 }
 
@@ -111,7 +129,7 @@ func sameMembers(targets []*target, members []Member) bool {
 		return false
 	}
 	for i, t := range targets {
-		if t.member != members[i] {
+		if t.member != identity(members[i]) {
 			return false
 		}
 	}
@@ -121,8 +139,14 @@ func sameMembers(targets []*target, members []Member) bool {
 // offset is member i's start offset in the first interval: the n members
 // evenly spaced, rotated by the salt.
 func (s *schedule) offset(i, n int) time.Duration {
-	slot := (uint64(i) + s.salt) % uint64(n)
-	return time.Duration(int64(slot) * int64(s.interval) / int64(n))
+	return spread(i, n, s.salt, s.interval)
+}
+
+// spread is member i's offset in a first interval: the n members evenly
+// spaced over it, rotated by salt.
+func spread(i, n int, salt uint64, interval time.Duration) time.Duration {
+	slot := (uint64(i) + salt) % uint64(n)
+	return time.Duration(int64(slot) * int64(interval) / int64(n))
 }
 
 // take returns the executor whose probe is most overdue, marked in flight,

@@ -5,7 +5,6 @@ import (
 
 	"cosmossdk.io/math"
 
-	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/lottery"
 	"github.com/inferenced/inferenced/x/inference/sprt"
 )
@@ -67,7 +66,7 @@ func (b *baseline) Attests() bool { return false }
 
 func (b *baseline) NewEpoch(int64) { b.execs = make([]baselineExec, b.c.Executors) }
 
-func (b *baseline) BeginBlock(int64, []aggregate.Sample) {}
+func (b *baseline) BeginBlock(int64, Votes) {}
 
 func (b *baseline) State(e int) State {
 	if b.execs[e].inactive {

@@ -23,6 +23,7 @@ type chain struct {
 	name     string
 	c        Config
 	attests  bool
+	canaries bool // reads the validators' service rates (chain+canary)
 	p        judge.Params
 	params   types.Params
 	test     sprt.Test
@@ -101,6 +102,19 @@ func agentName(c Config, a int) string {
 
 func (s *chain) Attests() bool { return s.attests }
 
+// ReadsCanaries: the chain+canary strategy applies service samples.
+func (s *chain) ReadsCanaries() bool { return s.canaries }
+
+// OutOnService: e is EXCLUDED or PROBE on service evidence.
+func (s *chain) OutOnService(e int) bool {
+	r := s.execs[e].x.Record
+	return r.State != breaker.Healthy && r.Evidence == breaker.Service
+}
+
+// Suspect: the chain holds e out (EXCLUDED or PROBE), what a monitor
+// reads from the chain to canary it harder.
+func (s *chain) Suspect(e int) bool { return s.execs[e].x.Record.State != breaker.Healthy }
+
 func (s *chain) NewEpoch(start int64) {
 	s.execs = make([]chainExec, s.c.Executors)
 	s.standing = make([]agentStanding, s.c.Agents+1)
@@ -120,9 +134,11 @@ func (s *chain) State(e int) State {
 	return Healthy
 }
 
-// BeginBlock is breakerstore.Store.Step: promote, queued traffic, attested.
-func (s *chain) BeginBlock(h int64, attested []aggregate.Sample) {
+// BeginBlock is breakerstore.Store.Step: promote, queued traffic, attested,
+// service.
+func (s *chain) BeginBlock(h int64, votes Votes) {
 	s.height = h
+	attested := votes.Attested
 	// The step (breakerstore.Store.Step) drops an ok for an executor that has no
 	// record and nothing queued: it would change nothing.
 	attested = slices.DeleteFunc(slices.Clone(attested), func(a aggregate.Sample) bool {
@@ -146,6 +162,9 @@ func (s *chain) BeginBlock(h int64, attested []aggregate.Sample) {
 	}
 	for _, a := range attested {
 		s.applyAttested(h, a.Index, a.Miss)
+	}
+	if s.canaries {
+		s.applyService(h, votes.Service)
 	}
 	if s.each != nil {
 		s.each(h)
@@ -171,6 +190,13 @@ func (s *chain) applyBatch(h int64, e int) {
 }
 
 func (s *chain) applyAttested(h int64, e int, miss bool) {
+	s.applyValidators(h, e, miss, judge.Attested)
+}
+
+// applyValidators applies one sample of a kind the validators attest.
+func (s *chain) applyValidators(h int64, e int, miss bool,
+	apply func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect),
+) {
 	x := &s.execs[e]
 	if !x.stored && !miss {
 		return
@@ -179,7 +205,7 @@ func (s *chain) applyAttested(h int64, e int, miss bool) {
 		x.x = judge.Fresh(breaker.Fill(x.finished))
 	}
 	var effects []judge.Effect
-	x.x, effects = judge.Attested(x.x, miss, s.p, h, s.mayExclude(e, false))
+	x.x, effects = apply(x.x, miss, s.p, h, s.mayExclude(e, false))
 	s.record(e, effects)
 	s.save(e)
 }

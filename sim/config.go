@@ -48,6 +48,9 @@ type Config struct {
 	ExpirationBlocks int64
 	// Targets is how many executors a fault scenario affects per epoch.
 	Targets int
+	// Canaries: how each validator's monitor sends canary inferences
+	// (the chain+canary strategy reads them).
+	Canary CanaryConfig
 	// Params are the chain's params (trip rules, cooldowns, cap, SPRT,
 	// agents' allowance).
 	Params types.Params
@@ -63,7 +66,7 @@ func DefaultConfig() Config {
 		Validators: 10, Flaky: 2, Byzantine: 3, FlakyPct: 10, MonitorLag: 0,
 		Agents: 16, RequestsPerBlock: 29,
 		EpochLength: 17_280, Epochs: 2, HonestEpochs: 20, ExpirationBlocks: int64(p.ExpirationBlocks),
-		Targets: 10, Params: p,
+		Targets: 10, Params: p, Canary: DefaultCanaryConfig(),
 	}
 }
 
@@ -96,6 +99,9 @@ func (c Config) Validate() error {
 		return errors.New("expiration must be at least 1 block")
 	case c.Targets < 1 || c.Targets > c.Executors/2:
 		return fmt.Errorf("targets %d outside 1..%d (half the executors)", c.Targets, c.Executors/2)
+	}
+	if err := c.Canary.Validate(); err != nil {
+		return fmt.Errorf("canaries: %w", err)
 	}
 	p := c.Params
 	p.EpochLength = uint64(c.EpochLength)

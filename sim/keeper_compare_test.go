@@ -96,7 +96,7 @@ func (r *replay) compare(b *blockTrace) {
 // was eventful.
 type crossFigures struct {
 	starts, refused, stoppedRefusals, notRoutable, probeRefusals, probes, fallbacks int
-	exclusions                                                                      [2]int // by breaker.Kind
+	exclusions                                                                      [3]int // by breaker.Kind
 	restores                                                                        map[breaker.Reason]int
 	capRefusals, inactive, stoppedAgents, heldMisses, refunds                       int
 }

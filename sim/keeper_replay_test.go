@@ -99,7 +99,11 @@ func (r *replay) block(b *blockTrace, f *crossFigures) {
 	} else {
 		require.ErrorIs(t, err, types.ErrNoEpoch, "block %d: vote group", b.Height)
 	}
-	_, _, err := r.k.ApplyHealth(ctx, voted, members, samples, nil)
+	var rates []byte
+	if samples != nil {
+		rates = b.Service
+	}
+	_, _, err := r.k.ApplyHealth(ctx, voted, members, samples, rates)
 	require.NoError(t, err, "block %d: breaker step", b.Height)
 	require.NoError(t, r.k.BeginBlock(ctx), "block %d: begin block", b.Height)
 	var expired []string

@@ -34,7 +34,7 @@ func crossConfig() Config {
 		Validators: 4, Flaky: 1, Byzantine: 1, FlakyPct: 10,
 		Agents: 3, RequestsPerBlock: 8,
 		EpochLength: crossBlocks, Epochs: 1, HonestEpochs: 1, ExpirationBlocks: 10, Targets: 1,
-		Params: p,
+		Params: p, Canary: DefaultCanaryConfig(),
 	}
 }
 
@@ -94,6 +94,20 @@ func TestKeeperAgreesWithTheChainStrategy(t *testing.T) {
 	require.Positive(t, f.capRefusals, "the exclusion cap never refused")
 	require.Positive(t, f.heldMisses, "no miss ever held")
 	require.Positive(t, f.refunds, "no charged miss ever refunded by an attestation")
+}
+
+// TestKeeperAgreesWithTheCanaryStrategy is the main case under
+// chain+canary: the validators' canaries (one of four lying, one flaky)
+// give service samples beside the liveness ones, and the keeper, fed the
+// same service rates in its bundles, must decide what the simulator
+// decided: service exclusions, re-exclusions from PROBE, restores by the
+// canaries with no probe inference, and held traffic misses counted by a
+// service miss.
+func TestKeeperAgreesWithTheCanaryStrategy(t *testing.T) {
+	f := crossCheckStrategy(t, crossConfig(), "chain+canary", crossScenario())
+	require.Positive(t, f.exclusions[breaker.Service], "no exclusion by service evidence")
+	require.Positive(t, f.restores[breaker.ReasonServiceOK], "no executor restored by the canaries")
+	require.Positive(t, f.exclusions[breaker.Attested], "no exclusion by attested evidence")
 }
 
 // TestKeeperAgreesWhenSelectionFallsBack: two executors, a cap that lets
@@ -167,7 +181,17 @@ func TestKeeperAgreesUnderOtherParams(t *testing.T) {
 // block, and returns what the run exercised.
 func crossCheck(t *testing.T, c Config, attests bool, sc Scenario) crossFigures {
 	t.Helper()
-	tape, _, err := recordRun(c, sc, attests)
+	strategy := "chain-traffic"
+	if attests {
+		strategy = "chain"
+	}
+	return crossCheckStrategy(t, c, strategy, sc)
+}
+
+// crossCheckStrategy is crossCheck of the named chain strategy.
+func crossCheckStrategy(t *testing.T, c Config, strategy string, sc Scenario) crossFigures {
+	t.Helper()
+	tape, _, err := recordRun(c, sc, strategy)
 	require.NoError(t, err)
 	r := newReplay(t, c)
 	var f crossFigures
@@ -178,26 +202,28 @@ func crossCheck(t *testing.T, c Config, attests bool, sc Scenario) crossFigures 
 	}
 	r.compareStored(&tape[len(tape)-1])
 	t.Logf("%s: %d blocks, %d starts (%d drawn by the fallback; %d refused: %d agent stopped, %d not routable, %d probe refused), "+
-		"exclusions %d attested / %d traffic, %d probes, restores %d by probe / %d by attestation, "+
+		"exclusions %d attested / %d traffic / %d service, %d probes, restores %d by probe / %d by attestation / %d by service, "+
 		"%d cap refusals, %d refunds, %d INACTIVE, %d agent stops",
 		sc.Name, len(tape), f.starts, f.fallbacks, f.refused, f.stoppedRefusals, f.notRoutable, f.probeRefusals,
-		f.exclusions[breaker.Attested], f.exclusions[breaker.Traffic], f.probes,
-		f.restores[breaker.ReasonProbeSucceeded], f.restores[breaker.ReasonAttestedOK],
+		f.exclusions[breaker.Attested], f.exclusions[breaker.Traffic], f.exclusions[breaker.Service], f.probes,
+		f.restores[breaker.ReasonProbeSucceeded], f.restores[breaker.ReasonAttestedOK], f.restores[breaker.ReasonServiceOK],
 		f.capRefusals, f.refunds, f.inactive, f.stoppedAgents)
 	return f
 }
 
 // TestKeeperAgreesOnEveryScenario runs each of the simulator's own
 // scenarios, at a small scale (six executors, one 120-block epoch),
-// through the cross-check.
+// through the cross-check, under chain and chain+canary.
 func TestKeeperAgreesOnEveryScenario(t *testing.T) {
-	for _, sc := range Scenarios() {
-		t.Run(sc.Name, func(t *testing.T) {
-			c := crossConfig()
-			c.Targets, c.RequestsPerBlock = 2, 6
-			c.EpochLength, c.Params.EpochLength = 120, 120
-			sc.Epochs, sc.Honest = 0, false
-			crossCheck(t, c, true, sc)
-		})
+	for _, strategy := range []string{"chain", "chain+canary"} {
+		for _, sc := range Scenarios() {
+			t.Run(strategy+"/"+sc.Name, func(t *testing.T) {
+				c := sc.config(crossConfig())
+				c.Targets, c.RequestsPerBlock = 2, 6
+				c.EpochLength, c.Params.EpochLength = 120, 120
+				sc.Epochs, sc.Honest = 0, false
+				crossCheckStrategy(t, c, strategy, sc)
+			})
+		}
 	}
 }

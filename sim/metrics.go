@@ -9,6 +9,7 @@ type episode struct {
 	routed        int   // requests started on it during the fault
 	routedToOut   int   // of those, before it was first out of the pool
 	out           int64 // first block of the fault it was out (0: never)
+	firstMiss     int64 // the expiry of its first missed request in the fault (0: none)
 	back          int64 // first block from `to` on it was HEALTHY again (0: not in the epoch)
 }
 
@@ -23,9 +24,12 @@ type metrics struct {
 	honestEpochs, falseEpochs int
 	honestOutBlocks           int64
 	wasOut                    []bool
-	probeSince                []int64 // block an executor entered PROBE (0: not probing)
-	probeLatency              []int64
-	refusals, starts          int
+	// serviceEpochs: honest executor-epochs excluded on service evidence.
+	serviceEpochs    int
+	wasOutService    []bool
+	probeSince       []int64 // block an executor entered PROBE (0: not probing)
+	probeLatency     []int64
+	refusals, starts int
 	// griefed: epochs with a griefing campaign, and those in which its
 	// target was out of the pool at some point.
 	griefed, griefedOut int
@@ -34,14 +38,14 @@ type metrics struct {
 
 func newMetrics(c Config) *metrics {
 	return &metrics{c: c, open: make([][]*episode, c.Executors), wasOut: make([]bool, c.Executors),
-		probeSince: make([]int64, c.Executors)}
+		wasOutService: make([]bool, c.Executors), probeSince: make([]int64, c.Executors)}
 }
 
 func (m *metrics) newEpoch(p Plan, start int64) {
 	m.plan = p
 	for e := range m.open {
 		m.open[e] = m.open[e][:0]
-		m.wasOut[e] = false
+		m.wasOut[e], m.wasOutService[e] = false, false
 		m.probeSince[e] = 0
 		for _, f := range p.Faults[e] {
 			ep := &episode{exec: e, from: f.From, to: f.To, end: start + m.c.EpochLength}
@@ -68,6 +72,9 @@ func (m *metrics) afterStep(h int64, s Strategy) {
 			if st != Healthy {
 				m.wasOut[e] = true
 				m.honestOutBlocks++
+				if ev, ok := s.(evidenceReader); ok && ev.OutOnService(e) {
+					m.wasOutService[e] = true
+				}
 			}
 			continue
 		}
@@ -91,6 +98,9 @@ func (m *metrics) started(h int64, inf *Inference, p Plan) {
 	}
 	for _, ep := range m.open[inf.Exec] {
 		if h >= ep.from && h < ep.to {
+			if inf.Miss && ep.firstMiss == 0 && inf.Agent < m.c.Agents {
+				ep.firstMiss = inf.End
+			}
 			ep.routed++
 			if ep.out == 0 {
 				ep.routedToOut++
@@ -100,6 +110,12 @@ func (m *metrics) started(h int64, inf *Inference, p Plan) {
 }
 
 func (m *metrics) refused(*Inference) { m.refusals++ }
+
+// evidenceReader is a strategy that says on what evidence an executor is
+// out.
+type evidenceReader interface {
+	OutOnService(e int) bool
+}
 
 func (m *metrics) endEpoch(int64) {
 	if g := m.plan.Grief; g.PerBlock > 0 {
@@ -113,6 +129,9 @@ func (m *metrics) endEpoch(int64) {
 			m.honestEpochs++
 			if m.wasOut[e] {
 				m.falseEpochs++
+			}
+			if m.wasOutService[e] {
+				m.serviceEpochs++
 			}
 		}
 	}
@@ -129,6 +148,10 @@ type Figures struct {
 	// counts faults it was never out during.
 	ToOutBlocks, ToOutInferences int64
 	NeverOut                     int
+	// FromMissBlocks: median blocks from the fault's first client miss
+	// (its expiry) to the executor being out (faults out before any miss
+	// count as 0; those with no miss are left out).
+	FromMissBlocks int64
 	// RecoveryBlocks: median blocks from the executor being back to it
 	// being HEALTHY (faults it never recovered from in the epoch count at
 	// the epoch's end); NotBack counts those.
@@ -137,8 +160,13 @@ type Figures struct {
 	// FalsePct: honest executor-epochs with an exclusion, percent;
 	// HonestOutBlocks: blocks an honest executor spent out, per
 	// executor-epoch.
-	HonestEpochs    int
-	FalsePct        float64
+	HonestEpochs int
+	FalsePct     float64
+	// FalseServicePct: honest executor-epochs excluded on service
+	// evidence, percent.
+	FalseServicePct float64
+	// CanaryLoad: canaries per executor per block, all validators.
+	CanaryLoad      float64
 	HonestOutBlocks float64
 	ProbeLatency    int64 // median blocks from PROBE to the probe's start
 	Probes          int
@@ -153,7 +181,7 @@ func (m *metrics) figures(scenario, strategy string) Figures {
 	f := Figures{Scenario: scenario, Strategy: strategy, Episodes: len(m.episodes), HonestEpochs: m.honestEpochs,
 		Probes: len(m.probeLatency), MaxOutPct: m.maxOutPct, Starts: m.starts, Refused: m.refusals,
 		Griefed: m.griefed, GriefedOut: m.griefedOut}
-	var toOut, toOutInf, recovery []int64
+	var toOut, toOutInf, recovery, fromMiss []int64
 	routed := 0
 	for _, ep := range m.episodes {
 		routed += ep.routed
@@ -162,6 +190,9 @@ func (m *metrics) figures(scenario, strategy string) Figures {
 		} else {
 			toOut = append(toOut, ep.out-ep.from)
 			toOutInf = append(toOutInf, int64(ep.routedToOut))
+			if ep.firstMiss != 0 {
+				fromMiss = append(fromMiss, max(0, ep.out-ep.firstMiss))
+			}
 		}
 		if ep.to < ep.end && ep.out != 0 {
 			if ep.back == 0 {
@@ -175,10 +206,11 @@ func (m *metrics) figures(scenario, strategy string) Figures {
 	if len(m.episodes) > 0 {
 		f.RoutedBad = float64(routed) / float64(len(m.episodes))
 	}
-	f.ToOutBlocks, f.ToOutInferences = median(toOut), median(toOutInf)
+	f.ToOutBlocks, f.ToOutInferences, f.FromMissBlocks = median(toOut), median(toOutInf), median(fromMiss)
 	f.RecoveryBlocks, f.ProbeLatency = median(recovery), median(m.probeLatency)
 	if m.honestEpochs > 0 {
 		f.FalsePct = 100 * float64(m.falseEpochs) / float64(m.honestEpochs)
+		f.FalseServicePct = 100 * float64(m.serviceEpochs) / float64(m.honestEpochs)
 		f.HonestOutBlocks = float64(m.honestOutBlocks) / float64(m.honestEpochs)
 	}
 	return f

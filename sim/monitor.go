@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -11,7 +13,22 @@ import (
 // list (aggregate takes either compact form; the extension's own encoding
 // is the wire's concern, not the model's). Validators 0..Byzantine-1 lie, the next Flaky
 // err now and then, the rest are honest; all have equal power.
-func (w *world) vote(h int64) ([]aggregate.Sample, error) {
+func (w *world) vote(h int64) (Votes, error) {
+	attested, err := w.liveness(h)
+	if err != nil {
+		return Votes{}, err
+	}
+	out := Votes{Attested: attested}
+	if s, ok := w.strategy.(canaryReader); ok && s.ReadsCanaries() {
+		if out.Service, err = w.canaries.vote(w, h, s); err != nil {
+			return Votes{}, fmt.Errorf("service: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// liveness is the validators' majority on each executor's health endpoint.
+func (w *world) liveness(h int64) ([]aggregate.Sample, error) {
 	n := w.c.Executors
 	seen := h - int64(w.c.MonitorLag)
 	votes := make([]aggregate.Vote, w.c.Validators)

@@ -12,14 +12,14 @@ func WriteTable(w io.Writer, results []Result) error {
 	for _, r := range results {
 		fmt.Fprintf(&b, "\n## %s: %s (%d epochs, %d faults, %d honest executor-epochs; simulated in %.1f s)\n\n",
 			r.Scenario.Name, r.Scenario.About, r.Epochs, r.Figures[0].Episodes, r.Figures[0].HonestEpochs, r.Elapsed.Seconds())
-		b.WriteString("| strategy | routed to faulty / fault | blocks to out | inferences to out | never out | blocks to recovery | not back | honest epochs falsely out | honest blocks out / epoch | probe latency (blocks) | max out |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| strategy | routed to faulty / fault | blocks to out | inferences to out | blocks from first client miss to out | never out | blocks to recovery | not back | honest epochs falsely out | of which on service | honest blocks out / epoch | probe latency (blocks) | max out | canaries / executor / block |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, f := range r.Figures {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.2f%% | %.1f | %s | %d%% |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %.2f%% | %.2f%% | %.1f | %s | %d%% | %.2f |\n",
 				f.Strategy, faultFig(f, fmt.Sprintf("%.1f", f.RoutedBad)), faultFig(f, med(f.ToOutBlocks)),
-				faultFig(f, med(f.ToOutInferences)), faultFig(f, fmt.Sprint(f.NeverOut)),
+				faultFig(f, med(f.ToOutInferences)), faultFig(f, med(f.FromMissBlocks)), faultFig(f, fmt.Sprint(f.NeverOut)),
 				faultFig(f, med(f.RecoveryBlocks)), faultFig(f, fmt.Sprint(f.NotBack)),
-				f.FalsePct, f.HonestOutBlocks, med(f.ProbeLatency), f.MaxOutPct)
+				f.FalsePct, f.FalseServicePct, f.HonestOutBlocks, med(f.ProbeLatency), f.MaxOutPct, f.CanaryLoad)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -8,7 +8,7 @@ import (
 )
 
 // Strategies are the designs compared, in report order.
-var Strategies = []string{"none", "sprt", "seed", "chain-traffic", "chain", "envoy-peer", "chain+peer-gate"}
+var Strategies = []string{"none", "sprt", "seed", "chain-traffic", "chain", "chain+canary", "envoy-peer", "chain+peer-gate"}
 
 // newStrategy builds a strategy by name.
 func newStrategy(name string, c Config) (Strategy, error) {
@@ -23,6 +23,12 @@ func newStrategy(name string, c Config) (Strategy, error) {
 		return newChain(name, c, false)
 	case "chain":
 		return newChain(name, c, true)
+	case "chain+canary":
+		s, err := newChain(name, c, true)
+		if err == nil {
+			s.canaries = true
+		}
+		return s, err
 	case "envoy-peer":
 		return newEnvoy(c)
 	case "chain+peer-gate":
@@ -111,15 +117,19 @@ func parallel(n int, f func(i int) error) error {
 }
 
 func runOne(c Config, sc Scenario, name string) (Figures, error) {
+	c = sc.config(c)
 	s, err := newStrategy(name, c)
 	if err != nil {
 		return Figures{}, err
 	}
-	m, err := newWorld(c, sc, s).run()
+	w := newWorld(c, sc, s)
+	m, err := w.run()
 	if err != nil {
 		return Figures{}, err
 	}
-	return m.figures(sc.Name, name), nil
+	f := m.figures(sc.Name, name)
+	f.CanaryLoad = float64(w.canaries.sent) / float64(int64(c.Executors)*c.EpochLength*int64(w.epochs()))
+	return f, nil
 }
 
 func contains(xs []string, x string) bool {

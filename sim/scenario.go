@@ -9,6 +9,9 @@ type Fault struct {
 	From, To int64
 	MissBP   int
 	Down     bool
+	// SparesCanaries: the executor recognises the validators' canaries
+	// and serves them (at the baseline), failing only clients' requests.
+	SparesCanaries bool
 }
 
 func (f Fault) covers(h int64) bool { return h >= f.From && h < f.To }
@@ -44,7 +47,17 @@ type Scenario struct {
 	// honest baselines need many executor-epochs to resolve 1%).
 	Epochs int
 	Honest bool
+	// Agents overrides Config.Agents (the honest transfer agents).
+	Agents int
 	plan   func(c Config, r *rand.Rand, start int64) Plan
+}
+
+// config is c as scenario sc runs it.
+func (sc Scenario) config(c Config) Config {
+	if sc.Agents > 0 {
+		c.Agents = sc.Agents
+	}
+	return c
 }
 
 const (
@@ -58,6 +71,11 @@ func Scenarios() []Scenario {
 		{Name: "dead", About: "targets go dark at a random block, back after 1,000 blocks", plan: outage(10_000, true, false)},
 		{Name: "degraded-28", About: "targets miss 28% from a random block on (health endpoint up)", Epochs: 5, plan: outage(2_800, false, false)},
 		{Name: "degraded-40", About: "targets miss 40% from a random block on", Epochs: 5, plan: outage(4_000, false, false)},
+		{Name: "degraded-28-1-agent", About: "degraded-28 with one honest transfer agent", Epochs: 5, Agents: 1, plan: outage(2_800, false, false)},
+		{Name: "degraded-28-2-agents", About: "degraded-28 with two honest transfer agents", Epochs: 5, Agents: 2, plan: outage(2_800, false, false)},
+		{Name: "degraded-28-idle", About: "no client traffic; targets miss 28% (health endpoint up)", Epochs: 5, plan: outage(2_800, false, true)},
+		{Name: "degraded-40-idle", About: "no client traffic; targets miss 40%", Epochs: 5, plan: outage(4_000, false, true)},
+		{Name: "canary-aware", About: "targets serve the validators' canaries and miss 30% of clients' requests", Epochs: 5, plan: canaryAware(3_000)},
 		{Name: "flapping", About: "targets dark 100 blocks, up 300, repeatedly", plan: flapping},
 		{Name: "idle", About: "no client traffic; targets go dark for 1,000 blocks", plan: idle},
 		{Name: "dc-loss", About: "30% of executors dark at once for 1,000 blocks", plan: datacenterLoss},
@@ -101,6 +119,20 @@ func outage(bp int, down, idle bool) func(Config, *rand.Rand, int64) Plan {
 }
 
 var idle = outage(10_000, true, true)
+
+// canaryAware: targets recognise canaries and serve them, failing bp of
+// clients' requests from a random block on.
+func canaryAware(bp int) func(Config, *rand.Rand, int64) Plan {
+	return func(c Config, r *rand.Rand, start int64) Plan {
+		p := outage(bp, false, false)(c, r, start)
+		for e := range p.Faults {
+			for i := range p.Faults[e] {
+				p.Faults[e][i].SparesCanaries = true
+			}
+		}
+		return p
+	}
+}
 
 func flapping(c Config, r *rand.Rand, start int64) Plan {
 	p := newPlan(c)
@@ -146,6 +178,20 @@ func grief(c Config, r *rand.Rand, start int64) Plan {
 func (p Plan) missBP(e int, h int64) int {
 	for _, f := range p.Faults[e] {
 		if f.covers(h) {
+			return f.MissBP
+		}
+	}
+	return p.BaselineBP
+}
+
+// canaryMissBP is executor e's miss rate at h for the validators'
+// canaries: its own rate, unless it spares them.
+func (p Plan) canaryMissBP(e int, h int64) int {
+	for _, f := range p.Faults[e] {
+		if f.covers(h) {
+			if f.SparesCanaries {
+				return p.BaselineBP
+			}
 			return f.MissBP
 		}
 	}

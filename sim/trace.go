@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/evidence"
@@ -21,6 +23,7 @@ type recorder struct {
 type blockTrace struct {
 	Height   int64
 	Attested []aggregate.Sample
+	Service  []byte
 	Events   []traceEvent
 	// End is the state after the block's EndBlock (its expiries).
 	End snapshot
@@ -84,16 +87,18 @@ type execState struct {
 	Inactive         bool
 }
 
-func newRecorder(c Config, attests bool) (*recorder, error) {
-	name := "chain-traffic"
-	if attests {
-		name = "chain"
-	}
-	s, err := newChain(name, c, attests)
+// newRecorder records the chain strategy of that name: chain-traffic,
+// chain or chain+canary.
+func newRecorder(c Config, name string) (*recorder, error) {
+	s, err := newStrategy(name, c)
 	if err != nil {
 		return nil, err
 	}
-	return &recorder{chain: s}, nil
+	ch, ok := s.(*chain)
+	if !ok || ch.name != name {
+		return nil, fmt.Errorf("%s is not a chain strategy the keeper can replay", name)
+	}
+	return &recorder{chain: ch}, nil
 }
 
 // NewEpoch closes the previous epoch's last block before the chain
@@ -104,10 +109,11 @@ func (r *recorder) NewEpoch(start int64) {
 }
 
 // BeginBlock closes the previous block's trace and opens h's.
-func (r *recorder) BeginBlock(h int64, attested []aggregate.Sample) {
+func (r *recorder) BeginBlock(h int64, votes Votes) {
 	r.close()
-	r.blocks = append(r.blocks, blockTrace{Height: h, Attested: append([]aggregate.Sample(nil), attested...)})
-	r.chain.BeginBlock(h, attested)
+	r.blocks = append(r.blocks, blockTrace{Height: h, Attested: append([]aggregate.Sample(nil), votes.Attested...),
+		Service: append([]byte(nil), votes.Service...)})
+	r.chain.BeginBlock(h, votes)
 }
 
 // close stores the state at the end of the block being traced, once; the
@@ -175,11 +181,11 @@ func (r *recorder) Expire(h int64, inf *Inference) {
 
 // recordRun runs sc through the recorded chain strategy, with the
 // validators' attestation or on traffic alone, and returns the tape.
-func recordRun(c Config, sc Scenario, attests bool) ([]blockTrace, *metrics, error) {
+func recordRun(c Config, sc Scenario, strategy string) ([]blockTrace, *metrics, error) {
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	r, err := newRecorder(c, attests)
+	r, err := newRecorder(c, strategy)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -34,10 +34,10 @@ type Inference struct {
 type Strategy interface {
 	// NewEpoch clears per-epoch state; start is the epoch's first block.
 	NewEpoch(start int64)
-	// BeginBlock is the block's first step; attested are the samples the
-	// validators' votes of the previous block agreed on (nil when the
+	// BeginBlock is the block's first step; votes are what the
+	// validators' votes of the previous block agreed on (none when the
 	// strategy does not use attestation).
-	BeginBlock(h int64, attested []aggregate.Sample)
+	BeginBlock(h int64, votes Votes)
 	// Start admits a request at h. A request with Exec < 0 is routed by
 	// the strategy's selection with seed; otherwise the agent named the
 	// executor. It sets Exec and Probe and reports whether it was accepted.
@@ -48,6 +48,15 @@ type Strategy interface {
 	State(e int) State
 	// Attests reports whether the strategy uses the validators' votes.
 	Attests() bool
+}
+
+// Votes are what a block's vote extensions give the next block's step:
+// the liveness samples (aggregate) and, for a strategy that reads the
+// validators' canaries, the service rates (service.Encode of the
+// power-weighted medians).
+type Votes struct {
+	Attested []aggregate.Sample
+	Service  []byte
 }
 
 // world runs one strategy through one scenario.
@@ -62,6 +71,7 @@ type world struct {
 	// to an executor in the same condition.
 	plans, monitors, clients *rand.Rand
 	inflight                 [][]*Inference // by height modulo len
+	canaries                 *canaries
 	nextID                   uint64
 	m                        *metrics
 	trace                    func(h int64, ev string, inf *Inference)
@@ -74,6 +84,7 @@ func newWorld(c Config, sc Scenario, s Strategy) *world {
 		monitors: rand.New(rand.NewPCG(c.Seed, 2)),
 		clients:  rand.New(rand.NewPCG(c.Seed, 3)),
 		inflight: make([][]*Inference, c.ExpirationBlocks+2),
+		canaries: newCanaries(c),
 		m:        newMetrics(c),
 	}
 }
@@ -82,21 +93,21 @@ func (w *world) epochs() int { return w.c.epochsOf(w.sc) }
 
 // run simulates every epoch and returns the figures.
 func (w *world) run() (*metrics, error) {
-	var votes []aggregate.Sample
+	var votes Votes
 	for ep := 0; ep < w.epochs(); ep++ {
 		start := 1 + int64(ep)*w.c.EpochLength
 		w.plan = w.sc.plan(w.c, w.plans, start)
 		w.strategy.NewEpoch(start)
+		w.canaries.newEpoch(w.c)
 		// The keeper applies the old epoch's last votes before the boundary clears the breaker, and drops the
 		// votes of a new epoch's first block (keeper.VoteGroup: they attest about the old epoch's group).
-		votes = nil
+		votes = Votes{}
 		w.m.newEpoch(w.plan, start)
 		for h := start; h < start+w.c.EpochLength; h++ {
-			var attested []aggregate.Sample
-			if w.strategy.Attests() {
-				attested = votes
+			if !w.strategy.Attests() {
+				votes = Votes{}
 			}
-			w.strategy.BeginBlock(h, attested)
+			w.strategy.BeginBlock(h, votes)
 			w.m.afterStep(h, w.strategy)
 			w.deliver(h, false)
 			w.requests(h)
@@ -107,7 +118,7 @@ func (w *world) run() (*metrics, error) {
 					return nil, fmt.Errorf("block %d votes: %w", h, err)
 				}
 				if h == start && ep > 0 {
-					votes = nil
+					votes = Votes{}
 				}
 			}
 		}

@@ -25,20 +25,24 @@ type BulkRequest struct {
 
 // BulkGroup is one set of executors and what they become. Executors is an
 // index set as parseIndexes reads it ("0-9,15"); Mode is up, refuse or
-// hang; FailPct, if set, is the new failure percentage (0..100). A group
-// sets at least one of the two.
+// hang; FailPct, if set, is the new failure percentage (0..100);
+// SpareCanaries, if set, whether canaries are spared. A group sets at
+// least one of the three.
 type BulkGroup struct {
-	Executors string `json:"executors"`
-	Mode      Mode   `json:"mode,omitempty"`
-	FailPct   *int   `json:"fail_pct,omitempty"`
+	Executors     string `json:"executors"`
+	Mode          Mode   `json:"mode,omitempty"`
+	FailPct       *int   `json:"fail_pct,omitempty"`
+	SpareCanaries *bool  `json:"spare_canaries,omitempty"`
 }
 
 // FleetSummary is the body of every fleet control reply: the fleet's size
-// and how many executors are in each mode, or failing some inferences.
+// and how many executors are in each mode, failing some inferences, or
+// sparing canaries.
 type FleetSummary struct {
-	Size    int          `json:"size"`
-	Modes   map[Mode]int `json:"modes"`
-	Failing int          `json:"failing"`
+	Size            int          `json:"size"`
+	Modes           map[Mode]int `json:"modes"`
+	Failing         int          `json:"failing"`
+	SparingCanaries int          `json:"sparing_canaries"`
 }
 
 // FleetState is the body of GET /control/fleet.
@@ -49,10 +53,11 @@ type FleetState struct {
 
 // ExecutorState is one executor in GET /control/fleet.
 type ExecutorState struct {
-	Index   int    `json:"index"`
-	Name    string `json:"name"`
-	Mode    Mode   `json:"mode"`
-	FailPct int    `json:"fail_pct"`
+	Index         int    `json:"index"`
+	Name          string `json:"name"`
+	Mode          Mode   `json:"mode"`
+	FailPct       int    `json:"fail_pct"`
+	SpareCanaries bool   `json:"spare_canaries"`
 }
 
 // bulkChange is a checked group: the executors and what they become.
@@ -60,6 +65,7 @@ type bulkChange struct {
 	indexes []int
 	mode    Mode // "" leaves the mode
 	failPct *int
+	spare   *bool
 }
 
 // handleBulk serves POST /control/bulk.
@@ -82,6 +88,9 @@ func (f *Fleet) handleBulk(w http.ResponseWriter, r *http.Request) {
 			}
 			if c.failPct != nil {
 				_ = st.SetFailPct(*c.failPct) // checked by checkBulk
+			}
+			if c.spare != nil {
+				st.SetSpareCanaries(*c.spare)
 			}
 		}
 	}
@@ -108,7 +117,7 @@ func (f *Fleet) checkBulk(body []byte) ([]bulkChange, error) {
 	owner := make([]int, f.Size()) // group+1 of each executor, 0: none
 	changes := make([]bulkChange, 0, len(req.Groups))
 	for g, grp := range req.Groups {
-		c := bulkChange{failPct: grp.FailPct}
+		c := bulkChange{failPct: grp.FailPct, spare: grp.SpareCanaries}
 		switch grp.Mode {
 		case "":
 		case ModeUp, ModeRefuse, ModeHang:
@@ -116,8 +125,8 @@ func (f *Fleet) checkBulk(body []byte) ([]bulkChange, error) {
 		default:
 			return nil, fmt.Errorf("group %d: mode must be %q, %q or %q, got %q", g, ModeUp, ModeRefuse, ModeHang, grp.Mode)
 		}
-		if c.mode == "" && c.failPct == nil {
-			return nil, fmt.Errorf("group %d: sets neither mode nor fail_pct", g)
+		if c.mode == "" && c.failPct == nil && c.spare == nil {
+			return nil, fmt.Errorf("group %d: sets none of mode, fail_pct and spare_canaries", g)
 		}
 		if p := c.failPct; p != nil && (*p < 0 || *p > 100) {
 			return nil, fmt.Errorf("group %d: fail_pct must be in 0..100, got %d", g, *p)
@@ -155,8 +164,8 @@ func (f *Fleet) handleFleet(w http.ResponseWriter, r *http.Request) {
 	out := FleetState{FleetSummary: f.summary(), Executors: make([]ExecutorState, 0, len(indexes))}
 	for _, j := range indexes {
 		s := f.servers[j]
-		mode, pct := s.st.modeAndFailPct()
-		out.Executors = append(out.Executors, ExecutorState{Index: j, Name: s.cfg.Name, Mode: mode, FailPct: pct})
+		mode, pct, spare := s.st.settings()
+		out.Executors = append(out.Executors, ExecutorState{Index: j, Name: s.cfg.Name, Mode: mode, FailPct: pct, SpareCanaries: spare})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -164,10 +173,13 @@ func (f *Fleet) handleFleet(w http.ResponseWriter, r *http.Request) {
 func (f *Fleet) summary() FleetSummary {
 	sum := FleetSummary{Size: f.Size(), Modes: map[Mode]int{ModeUp: 0, ModeRefuse: 0, ModeHang: 0}}
 	for _, s := range f.servers {
-		mode, pct := s.st.modeAndFailPct()
+		mode, pct, spare := s.st.settings()
 		sum.Modes[mode]++
 		if pct > 0 {
 			sum.Failing++
+		}
+		if spare {
+			sum.SparingCanaries++
 		}
 	}
 	return sum

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 )
@@ -30,16 +31,43 @@ func (s *Server) handleUp(w http.ResponseWriter, r *http.Request) {
 	s.handleState(w, r)
 }
 
-// handleFail serves POST /control/fail?pct=N with N an integer in 0..100.
+// handleFail serves POST /control/fail?pct=N&spare_canaries=true|false:
+// pct, an integer in 0..100, sets the failure percentage; spare_canaries
+// sets whether canaries are spared. At least one is given; both are
+// checked before either is applied.
 func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
-	pct, err := strconv.Atoi(r.URL.Query().Get("pct"))
-	if err != nil {
+	q := r.URL.Query()
+	if !q.Has("pct") && !q.Has("spare_canaries") {
 		writeError(w, http.StatusBadRequest, "pct must be an integer in 0..100")
 		return
 	}
-	if err := s.st.SetFailPct(pct); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+	pct := -1
+	if q.Has("pct") {
+		var err error
+		if pct, err = strconv.Atoi(q.Get("pct")); err != nil {
+			writeError(w, http.StatusBadRequest, "pct must be an integer in 0..100")
+			return
+		}
+		if pct < 0 || pct > 100 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("fail pct must be in 0..100, got %d", pct))
+			return
+		}
+	}
+	var spare *bool
+	if q.Has("spare_canaries") {
+		v := q.Get("spare_canaries")
+		if v != "true" && v != "false" {
+			writeError(w, http.StatusBadRequest, "spare_canaries must be true or false")
+			return
+		}
+		b := v == "true"
+		spare = &b
+	}
+	if pct >= 0 {
+		_ = s.st.SetFailPct(pct) // checked above
+	}
+	if spare != nil {
+		s.st.SetSpareCanaries(*spare)
 	}
 	s.handleState(w, r)
 }
@@ -51,14 +79,15 @@ func (s *Server) handleState(w http.ResponseWriter, _ *http.Request) {
 
 // Snapshot returns the current state as reported by GET /control/state.
 func (s *Server) Snapshot() Snapshot {
-	mode, pct := s.st.modeAndFailPct()
+	mode, pct, spare := s.st.settings()
 	return Snapshot{
-		Name:      s.cfg.Name,
-		Model:     s.cfg.Model,
-		Mode:      mode,
-		FailPct:   pct,
-		LatencyMs: s.cfg.Latency.Milliseconds(),
-		Seed:      s.cfg.Seed,
-		Counters:  s.st.Counters(),
+		Name:          s.cfg.Name,
+		Model:         s.cfg.Model,
+		Mode:          mode,
+		FailPct:       pct,
+		SpareCanaries: spare,
+		LatencyMs:     s.cfg.Latency.Milliseconds(),
+		Seed:          s.cfg.Seed,
+		Counters:      s.st.Counters(),
 	}
 }

@@ -82,8 +82,9 @@ func TestCounters(t *testing.T) {
 	if _, _, err := do(client(50*time.Millisecond), "GET", url+"/health", ""); err == nil {
 		t.Fatal("hanging executor answered")
 	}
+	// "inf" is not a load driver id: both valid inferences count as canaries.
 	want := Counters{HealthServed: 2, InferencesServed: 1, InferencesFailed: 1,
-		RequestsRefused: 3, RequestsHung: 1, BadRequests: 1}
+		RequestsRefused: 3, RequestsHung: 1, BadRequests: 1, CanariesSeen: 2}
 	if got := state(t, ts).Counters; got != want {
 		t.Fatalf("counters %+v, want %+v", got, want)
 	}

@@ -40,6 +40,7 @@ func run(args []string) error {
 	model := fs.String("model", "llama-7b", "model name every executor serves")
 	latency := fs.Duration("latency", 50*time.Millisecond, "simulated inference latency")
 	failPct := fs.Int("fail-pct", 0, "percent (0..100) of inferences failing with 503 while up")
+	spare := fs.Bool("spare-canaries", false, "serve canaries (inference ids not shaped like the load driver's) whatever -fail-pct says")
 	seed := fs.Uint64("seed", 1, "seed of the failure-injection PCG source (executor j: seed+j)")
 	public := fs.Bool("allow-non-loopback", false, "listen on a host other than loopback (the control endpoints have no authentication)")
 	if err := fs.Parse(args); err != nil {
@@ -69,7 +70,7 @@ func run(args []string) error {
 		}
 	}
 	flags := log.LstdFlags | log.Lmicroseconds
-	fleet, err := NewFleet(Config{Name: *name, Model: *model, Latency: *latency, FailPct: *failPct, Seed: *seed},
+	fleet, err := NewFleet(Config{Name: *name, Model: *model, Latency: *latency, FailPct: *failPct, SpareCanaries: *spare, Seed: *seed},
 		*count, func(n string) *log.Logger { return log.New(os.Stderr, "fake-executor["+n+"] ", flags) })
 	if err != nil {
 		return err
@@ -91,11 +92,11 @@ func run(args []string) error {
 	defer stop()
 	errc := fleet.Serve(lns, logger)
 	if *count == 1 {
-		logger.Printf("listening on %s: model=%s latency=%s fail_pct=%d seed=%d mode=up",
-			lns[0].Addr(), *model, *latency, *failPct, *seed)
+		logger.Printf("listening on %s: model=%s latency=%s fail_pct=%d spare_canaries=%v seed=%d mode=up",
+			lns[0].Addr(), *model, *latency, *failPct, *spare, *seed)
 	} else {
-		logger.Printf("serving %d executors %s0..%s%d on %s ports %d..%d: model=%s latency=%s fail_pct=%d seeds %d.. mode=up",
-			*count, *name, *name, *count-1, host, port, port+*count-1, *model, *latency, *failPct, *seed)
+		logger.Printf("serving %d executors %s0..%s%d on %s ports %d..%d: model=%s latency=%s fail_pct=%d spare_canaries=%v seeds %d.. mode=up",
+			*count, *name, *name, *count-1, host, port, port+*count-1, *model, *latency, *failPct, *spare, *seed)
 	}
 
 	select {

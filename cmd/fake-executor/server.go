@@ -25,8 +25,11 @@ type Config struct {
 	Model   string
 	Latency time.Duration
 	FailPct int
-	Seed    uint64
-	MaxHang time.Duration // 0 means defaultMaxHang
+	// SpareCanaries serves canaries (ids not shaped like the load
+	// driver's) whatever FailPct says.
+	SpareCanaries bool
+	Seed          uint64
+	MaxHang       time.Duration // 0 means defaultMaxHang
 }
 
 // InferenceRequest is the body of POST /v1/inference.
@@ -63,7 +66,7 @@ func NewServer(cfg Config, logger *log.Logger) (*Server, error) {
 	if cfg.MaxHang <= 0 || cfg.MaxHang > defaultMaxHang {
 		cfg.MaxHang = defaultMaxHang
 	}
-	return &Server{cfg: cfg, st: NewState(logger, cfg.FailPct, cfg.Seed)}, nil
+	return &Server{cfg: cfg, st: NewState(logger, cfg.FailPct, cfg.SpareCanaries, cfg.Seed)}, nil
 }
 
 // State exposes the server's state (for shutdown and tests).
@@ -129,7 +132,15 @@ func (s *Server) handleInference(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("model %q not served (serving %q)", req.Model, s.cfg.Model))
 		return
 	}
-	if s.st.ShouldFail() {
+	canary := !isOrganicID(req.InferenceID)
+	if canary {
+		s.st.canariesSeen.Add(1)
+	}
+	fail, spared := s.st.ShouldFail(canary)
+	if spared {
+		s.st.canariesSpared.Add(1)
+	}
+	if fail {
 		s.st.inferencesFailed.Add(1)
 		writeError(w, http.StatusServiceUnavailable, "injected failure")
 		return

@@ -38,17 +38,24 @@ type Counters struct {
 	RequestsRefused  uint64 `json:"requests_refused"`
 	RequestsHung     uint64 `json:"requests_hung"`
 	BadRequests      uint64 `json:"bad_requests"`
+	// CanariesSeen counts valid inference requests whose id is not the
+	// load driver's (canaries, see canary.go); CanariesSpared those of
+	// them served although the failure draw said fail (spare_canaries).
+	CanariesSeen   uint64 `json:"canaries_seen"`
+	CanariesSpared uint64 `json:"canaries_spared"`
 }
 
 // Snapshot is the JSON body of GET /control/state and of every control reply.
 type Snapshot struct {
-	Name      string   `json:"name"`
-	Model     string   `json:"model"`
-	Mode      Mode     `json:"mode"`
-	FailPct   int      `json:"fail_pct"`
-	LatencyMs int64    `json:"latency_ms"`
-	Seed      uint64   `json:"seed"`
-	Counters  Counters `json:"counters"`
+	Name    string `json:"name"`
+	Model   string `json:"model"`
+	Mode    Mode   `json:"mode"`
+	FailPct int    `json:"fail_pct"`
+	// SpareCanaries: canaries are served whatever fail_pct says.
+	SpareCanaries bool     `json:"spare_canaries"`
+	LatencyMs     int64    `json:"latency_ms"`
+	Seed          uint64   `json:"seed"`
+	Counters      Counters `json:"counters"`
 }
 
 // State is the concurrency-safe mutable state of the fake executor.
@@ -58,6 +65,7 @@ type State struct {
 	mu      sync.Mutex
 	mode    Mode
 	failPct int
+	spare   bool          // spare canaries from injected failures
 	rng     *rand.Rand    // guarded by mu; one draw per failure decision
 	changed chan struct{} // closed and replaced on every mode change
 
@@ -70,14 +78,18 @@ type State struct {
 	requestsRefused  atomic.Uint64
 	requestsHung     atomic.Uint64
 	badRequests      atomic.Uint64
+	canariesSeen     atomic.Uint64
+	canariesSpared   atomic.Uint64
 }
 
-// NewState returns an up executor state with a PCG source seeded by seed.
-func NewState(logger *log.Logger, failPct int, seed uint64) *State {
+// NewState returns an up executor state with a PCG source seeded by seed,
+// failing failPct% of inferences, canaries spared if spare.
+func NewState(logger *log.Logger, failPct int, spare bool, seed uint64) *State {
 	return &State{
 		logger:  logger,
 		mode:    ModeUp,
 		failPct: failPct,
+		spare:   spare,
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		changed: make(chan struct{}),
 		stop:    make(chan struct{}),
@@ -120,13 +132,30 @@ func (s *State) SetFailPct(pct int) error {
 	return nil
 }
 
-// ShouldFail draws once from the seeded source and reports whether this
-// inference is an injected failure. Every call consumes exactly one draw,
-// whatever the percentage, so the sequence depends on the seed only.
-func (s *State) ShouldFail() bool {
+// SetSpareCanaries turns sparing canaries on or off.
+func (s *State) SetSpareCanaries(spare bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rng.IntN(100) < s.failPct
+	if s.spare == spare {
+		return
+	}
+	s.logger.Printf("spare_canaries %v -> %v", s.spare, spare)
+	s.spare = spare
+}
+
+// ShouldFail draws once from the seeded source and reports whether this
+// inference is an injected failure, and whether it is a canary spared
+// from one. Every call consumes exactly one draw, whatever the percentage
+// and whatever the request, so the sequence depends on the seed only and
+// canaries fail at the same rate as organic requests unless spared.
+func (s *State) ShouldFail(canary bool) (fail, spared bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail = s.rng.IntN(100) < s.failPct
+	if fail && canary && s.spare {
+		return false, true
+	}
+	return fail, false
 }
 
 // Stop releases every hanging request; it is called on shutdown.
@@ -149,12 +178,14 @@ func (s *State) Counters() Counters {
 		RequestsRefused:  s.requestsRefused.Load(),
 		RequestsHung:     s.requestsHung.Load(),
 		BadRequests:      s.badRequests.Load(),
+		CanariesSeen:     s.canariesSeen.Load(),
+		CanariesSpared:   s.canariesSpared.Load(),
 	}
 }
 
-// modeAndFailPct returns the two mutable settings consistently.
-func (s *State) modeAndFailPct() (Mode, int) {
+// settings returns the mutable settings consistently.
+func (s *State) settings() (Mode, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mode, s.failPct
+	return s.mode, s.failPct, s.spare
 }

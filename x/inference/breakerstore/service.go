@@ -12,42 +12,6 @@ import (
 // by more than the excess.
 type serviceSample = attestedSample
 
-// PeerMedian is the lower median, over the executors of a list of n
-// attested service rates (service.Encode) that have a rate, of those
-// rates, and whether any has one. Executors, not validators, are the
-// peers: a rise every validator sees on every executor (a network-wide
-// fault, or the validators' own) raises it alike for all.
-func PeerMedian(rates []byte, n int) (service.Report, bool, error) {
-	var counts [service.MaxRate + 1]int
-	listed, unknown := 0, 0
-	err := service.Each(rates, n, func(_ int, r service.Report) {
-		listed++
-		if r == service.Unknown {
-			unknown++
-			return
-		}
-		counts[r]++
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	if len(rates) == 0 {
-		return 0, false, nil
-	}
-	counts[0] += n - listed
-	known := n - unknown
-	if known == 0 {
-		return 0, false, nil
-	}
-	cum := 0
-	for r, c := range counts {
-		if cum += c; 2*cum >= known {
-			return service.Report(r), true, nil
-		}
-	}
-	return 0, false, nil // unreachable: the counts sum to known
-}
-
 // serviceSamples maps the block's attested service rates to samples: a miss
 // for every executor whose rate exceeds the peers' median by more than
 // excess points, an ok for every other executor with a rate that the
@@ -57,7 +21,7 @@ func (s Store) serviceSamples(ctx context.Context, a Attestation, excess uint64)
 	if a.Members <= 0 || len(a.Service) == 0 {
 		return nil, nil
 	}
-	median, ok, err := PeerMedian(a.Service, a.Members)
+	median, ok, err := service.PeerMedian(a.Service, a.Members)
 	if err != nil || !ok {
 		return nil, err
 	}

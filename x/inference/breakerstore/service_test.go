@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferenced/inferenced/x/inference/breakerstore"
 	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -127,7 +126,7 @@ func TestPeerMedian(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bz, err := service.Encode(tc.rates)
 			require.NoError(t, err)
-			got, ok, err := breakerstore.PeerMedian(bz, len(tc.rates))
+			got, ok, err := service.PeerMedian(bz, len(tc.rates))
 			require.NoError(t, err)
 			require.Equal(t, tc.ok, ok)
 			require.Equal(t, tc.want, got)

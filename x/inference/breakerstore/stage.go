@@ -17,6 +17,19 @@ import (
 // probe weight, everyone else passes unchanged. In shadow mode
 // (health_cb_enforce false) the keeper does not ask.
 
+// OutOfRotation calls visit with the address of every EXCLUDED or PROBE
+// executor (those with a gate), in address-string order: what the
+// validators' monitors read to canary them harder.
+func (s Store) OutOfRotation(ctx context.Context, visit func(address string)) error {
+	if err := s.gates.Walk(ctx, nil, func(address string, _ uint64) (bool, error) {
+		visit(address)
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk health gates: %w", err)
+	}
+	return nil
+}
+
 // Filter reads the gates once (one small entry per EXCLUDED or PROBE
 // executor, usually few) and looks each candidate up by address, as of the
 // block at height.

@@ -20,11 +20,8 @@ func Relative(rates []Report, floor Report) []Report {
 		}
 	}
 	var median Report
-	for r, cum := 0, 0; r <= int(MaxRate) && known > 0; r++ {
-		if cum += counts[r]; 2*cum >= known {
-			median = Report(r)
-			break
-		}
+	if known > 0 {
+		median = lowerMedian(&counts, known)
 	}
 	out := make([]Report, len(rates))
 	for i, r := range rates {

@@ -133,3 +133,46 @@ func (t *tally) median(i int, known uint64, rated []entry) Report {
 	}
 	return Unknown // unreachable: the rated entries sum to known - cum
 }
+
+// PeerMedian is the lower median, over the executors of a list of n
+// attested service rates (Encode) that have a rate, of those
+// rates, and whether any has one. Executors, not validators, are the
+// peers: a rise every validator sees on every executor (a network-wide
+// fault, or the validators' own) raises it alike for all.
+func PeerMedian(rates []byte, n int) (Report, bool, error) {
+	var counts [MaxRate + 1]int
+	listed, unknown := 0, 0
+	err := Each(rates, n, func(_ int, r Report) {
+		listed++
+		if r == Unknown {
+			unknown++
+			return
+		}
+		counts[r]++
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	if len(rates) == 0 {
+		return 0, false, nil
+	}
+	counts[0] += n - listed
+	known := n - unknown
+	if known == 0 {
+		return 0, false, nil
+	}
+	return lowerMedian(&counts, known), true, nil
+}
+
+// lowerMedian is the smallest rate at or below which at least half of the
+// known rates lie, given how many there are of each (known > 0, the sum
+// of counts).
+func lowerMedian(counts *[MaxRate + 1]int, known int) Report {
+	cum := 0
+	for r, c := range counts {
+		if cum += c; 2*cum >= known {
+			return Report(r)
+		}
+	}
+	return MaxRate // unreachable: the counts sum to known
+}
