@@ -206,11 +206,10 @@ func mix(seed, x, k uint64) uint64 {
 	return z ^ z>>31
 }
 
-// applyService is the step's service part (breakerstore's serviceSamples
-// and applyService): a miss for each executor whose attested rate exceeds
-// the peers' median by more than the excess, an ok for each other one with
-// a rate that the chain holds a record on.
-func (s *chain) applyService(h int64, rates []byte) {
+// viewService is breakerstore's viewService: the block's rates decoded
+// once, with the peers' limits (a miss above miss, an ok at or below ok).
+func (s *chain) viewService(rates []byte) {
+	s.service = serviceView{}
 	if len(rates) == 0 {
 		return
 	}
@@ -218,14 +217,43 @@ func (s *chain) applyService(h int64, rates []byte) {
 	if err != nil || !ok {
 		return
 	}
-	limit := uint64(median) + s.params.HealthCbServiceExcessPct
 	decoded, err := service.Decode(rates, s.c.Executors)
 	if err != nil {
 		return
 	}
-	for e, r := range decoded {
-		if r.Known() {
-			s.applyValidators(h, e, uint64(r) > limit, judge.Service)
+	excess := s.params.HealthCbServiceExcessPct
+	s.service = serviceView{rates: decoded, miss: uint64(median) + excess, ok: uint64(median) + excess/2}
+}
+
+// serviceView is one block's service rates and limits (breakerstore's).
+type serviceView struct {
+	rates    []service.Report
+	miss, ok uint64
+}
+
+// sample is executor e's service sample: whether there is one, and a miss.
+func (v serviceView) sample(e int) (has, miss bool) {
+	if e >= len(v.rates) || !v.rates[e].Known() {
+		return false, false
+	}
+	r := uint64(v.rates[e])
+	return r > v.miss || r <= v.ok, r > v.miss
+}
+
+// servingNow is the step's: the block's rates see e serving.
+func (s *chain) servingNow(e int) bool {
+	has, miss := s.service.sample(e)
+	return has && !miss
+}
+
+// applyService is the step's service part (breakerstore's serviceSamples
+// and applyService): a miss for each executor whose attested rate exceeds
+// the peers' median by more than the excess, an ok for each one within
+// half of it that the chain holds a record on, nothing in between.
+func (s *chain) applyService(h int64) {
+	for e := range s.service.rates {
+		if has, miss := s.service.sample(e); has {
+			s.applyValidators(h, e, miss, judge.Service)
 		}
 	}
 }

@@ -24,6 +24,7 @@ type chain struct {
 	c        Config
 	attests  bool
 	canaries bool // reads the validators' service rates (chain+canary)
+	service  serviceView
 	p        judge.Params
 	params   types.Params
 	test     sprt.Test
@@ -139,6 +140,10 @@ func (s *chain) State(e int) State {
 func (s *chain) BeginBlock(h int64, votes Votes) {
 	s.height = h
 	attested := votes.Attested
+	s.service = serviceView{}
+	if s.canaries {
+		s.viewService(votes.Service)
+	}
 	// The step (breakerstore.Store.Step) drops an ok for an executor that has no
 	// record and nothing queued: it would change nothing.
 	attested = slices.DeleteFunc(slices.Clone(attested), func(a aggregate.Sample) bool {
@@ -164,7 +169,7 @@ func (s *chain) BeginBlock(h int64, votes Votes) {
 		s.applyAttested(h, a.Index, a.Miss)
 	}
 	if s.canaries {
-		s.applyService(h, votes.Service)
+		s.applyService(h)
 	}
 	if s.each != nil {
 		s.each(h)
@@ -176,7 +181,7 @@ func (s *chain) applyBatch(h int64, e int) {
 	batch := x.pending
 	x.pending = nil
 	if !x.stored {
-		x.x = judge.Fresh(batch[0].priorOks)
+		x.x = s.fresh(h, e, batch[0].priorOks)
 	}
 	for _, q := range batch {
 		probe := x.x.Record.ProbeInFlight && x.probeID == q.inf.ID
@@ -202,12 +207,22 @@ func (s *chain) applyValidators(h int64, e int, miss bool,
 		return
 	}
 	if !x.stored {
-		x.x = judge.Fresh(breaker.Fill(x.finished))
+		x.x = s.fresh(h, e, breaker.Fill(x.finished))
 	}
 	var effects []judge.Effect
 	x.x, effects = apply(x.x, miss, s.p, h, s.mayExclude(e, false))
 	s.record(e, effects)
 	s.save(e)
+}
+
+// fresh is the step's new record (breakerstore's step.fresh): serving now
+// if this block's service rates say so.
+func (s *chain) fresh(h int64, e int, priorOks uint32) judge.Executor {
+	x := judge.Fresh(priorOks)
+	if s.servingNow(e) {
+		x.Record.ServiceOKAt = h
+	}
+	return x
 }
 
 // save is breakerstore.Store.save for memory: a record that became plain is
@@ -242,7 +257,9 @@ func (s *chain) record(e int, effects []judge.Effect) {
 		switch ef.Kind {
 		case judge.Counted:
 			s.counted++
-			s.countMiss(e)
+			if !ef.Serving {
+				s.countMiss(e)
+			}
 		case judge.Held:
 			s.held++
 		case judge.Moved:
@@ -271,6 +288,8 @@ func (s *chain) moved(e int, t breaker.Transition) {
 }
 
 // countMiss is the keeper's countOutcome for a counted miss: the SPRT.
+// The caller skips it for a miss counted while the canaries saw the
+// executor serving (judge.Effect.Serving).
 func (s *chain) countMiss(e int) {
 	x := &s.execs[e]
 	x.missed++

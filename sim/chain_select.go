@@ -25,6 +25,11 @@ func (s *chain) Start(h int64, inf *Inference, seed uint64) bool {
 	if x.inactive {
 		return false
 	}
+	// The keeper's checkScope: an agent a scoped traffic trip keeps off
+	// the executor is refused (the agent draws again elsewhere).
+	if s.params.HealthCbEnforce && x.x.Scope.Refuses(s.agents[inf.Agent], h) {
+		return false
+	}
 	// The keeper's CheckRoutable lets a start the breaker refuses through
 	// only while the model is in the all-filtered-out fallback (in shadow
 	// mode it asks nobody).

@@ -195,5 +195,9 @@ func storedView(x execState, addr string, agent map[string]string) types.Executo
 	for _, a := range l.AttestedCredited {
 		h.AttestedCredited = append(h.AttestedCredited, agent[a])
 	}
+	h.ServiceOkAt, h.Overruled, h.Scopes, h.ScopedUntil = r.ServiceOKAt, r.Overruled, r.Scopes, x.Scope.Until
+	for _, a := range x.Scope.Agents {
+		h.ScopedAgents = append(h.ScopedAgents, agent[a])
+	}
 	return h
 }

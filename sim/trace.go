@@ -2,10 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/evidence"
+	"github.com/inferenced/inferenced/x/inference/judge"
 )
 
 // recorder is the chain strategy with a tape: it passes every call on and
@@ -79,6 +81,7 @@ type execState struct {
 	Stored           bool
 	Record           breaker.Record
 	Ledger           evidence.Ledger
+	Scope            judge.Scope
 	Held             uint32
 	ProbeID          uint64
 	ProbeAgent       string
@@ -128,6 +131,7 @@ func (r *recorder) close() {
 		x := &r.execs[i]
 		b.End.Execs = append(b.End.Execs, execState{
 			Stored: x.stored, Record: x.x.Record, Ledger: cloneLedger(x.x.Ledger), Held: x.x.Ledger.Held(),
+			Scope:   judge.Scope{Agents: slices.Clone(x.x.Scope.Agents), Until: x.x.Scope.Until},
 			ProbeID: x.probeID, ProbeAgent: x.probeAgent, Pending: len(x.pending), Finished: x.finished, Missed: x.missed, Inactive: x.inactive,
 		})
 	}

@@ -66,6 +66,10 @@ const (
 	ReasonProbeMissed
 	ReasonCapRefused
 	ReasonServiceOK
+	// ReasonScoped: a traffic trip of an executor the canaries see serving,
+	// after one such exclusion this epoch: it stays HEALTHY for everyone
+	// but the agents whose misses counted (judge.Executor.Scope).
+	ReasonScoped
 )
 
 func (r Reason) String() string {
@@ -88,6 +92,8 @@ func (r Reason) String() string {
 		return "cap_refused"
 	case ReasonServiceOK:
 		return "service_ok"
+	case ReasonScoped:
+		return "scoped"
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }
@@ -111,7 +117,19 @@ type Record struct {
 	CapRefusals uint32
 	// ProbeInFlight is set while the probe inference runs.
 	ProbeInFlight bool
+	// ServiceOKAt is the height of the last service ok (0: none while the
+	// record lived): the canaries saw the executor serving then.
+	ServiceOKAt int64
+	// Overruled counts this epoch's traffic exclusions of the executor
+	// while the canaries saw it serving; Scopes its traffic trips scoped
+	// to their agents instead (each doubles the next scope's length).
+	Overruled, Scopes uint32
 }
+
+// Serving reports whether the canaries saw the executor serving in the
+// block before height (the step applies traffic before service samples,
+// so that is the newest one a traffic outcome at height can meet).
+func (r Record) Serving(height int64) bool { return r.ServiceOKAt > 0 && r.ServiceOKAt >= height-1 }
 
 // EligibleAt is the height from which an EXCLUDED record becomes PROBE.
 func (r Record) EligibleAt() int64 { return r.ExcludedAt + int64(r.Cooldown) }
@@ -119,7 +137,7 @@ func (r Record) EligibleAt() int64 { return r.ExcludedAt + int64(r.Cooldown) }
 // Plain reports whether the record carries nothing a fresh healthy executor
 // would not: it then needs no storage.
 func (r Record) Plain() bool {
-	return r.State == Healthy && r.Exclusions == 0 && r.CapRefusals == 0 &&
+	return r.State == Healthy && r.Exclusions == 0 && r.CapRefusals == 0 && r.Overruled == 0 && r.Scopes == 0 &&
 		!r.Windows[Traffic].HasMiss() && !r.Windows[Attested].HasMiss() && !r.Windows[Service].HasMiss()
 }
 
@@ -157,6 +175,9 @@ func Observe(r Record, s Sample, p Params, height int64, mayExclude func() bool)
 	if s.Kind >= numKinds || (s.Kind == Traffic && s.StartedAt < r.Since) {
 		return r, Transition{From: r.State, To: r.State}
 	}
+	if s.Kind == Service && !s.Miss {
+		r.ServiceOKAt = height
+	}
 	switch r.State {
 	case Healthy:
 		return observeHealthy(r, s, p, height, mayExclude)
@@ -178,14 +199,38 @@ func observeHealthy(r Record, s Sample, p Params, height int64, mayExclude func(
 	if !tripped {
 		return r, t
 	}
+	serving := s.Kind == Traffic && r.Serving(height)
+	if serving && r.Overruled > 0 {
+		// Traffic evidence against an executor the canaries see serving
+		// has had its one exclusion this epoch: from now on it is the
+		// failing agents' problem, not everyone's.
+		r.Scopes++
+		r.Windows[Traffic] = Window{}
+		t.Reason, t.Cooldown = ReasonScoped, ScopeCooldown(r, p)
+		return r, t
+	}
 	if mayExclude != nil && !mayExclude() {
 		r.CapRefusals++
 		t.Reason = ReasonCapRefused
 		return r, t
 	}
 	r = exclude(r, s.Kind, why, p, height)
+	if serving {
+		r.Overruled++
+	}
 	t.To, t.Reason, t.Cooldown, t.Exclusions = Excluded, why, r.Cooldown, r.Exclusions
 	return r, t
+}
+
+// ScopeCooldown is how long a scoped record keeps its agents out: the
+// initial cooldown on its first scope this epoch, doubled on each later
+// one, within [initial, max].
+func ScopeCooldown(r Record, p Params) uint64 {
+	c := min(p.InitialCooldown, p.MaxCooldown)
+	for i := uint32(1); i < r.Scopes && c < p.MaxCooldown; i++ {
+		c = min(2*c, p.MaxCooldown)
+	}
+	return c
 }
 
 func observeProbe(r Record, s Sample, p Params, height int64) (Record, Transition) {
@@ -218,18 +263,16 @@ func observeProbe(r Record, s Sample, p Params, height int64) (Record, Transitio
 
 // restores reports whether an ok of kind restores a PROBE excluded on
 // evidence: restoring evidence is at least as strong as what excluded.
-// The probe inference proves inferences succeed, whatever excluded; the
-// canaries do too, except after traffic evidence (an executor may serve
-// canaries and fail clients, which only traffic sees); a passing health
-// check proves only liveness.
+// The probe inference and the canaries prove inferences succeed, whatever
+// excluded (after a traffic exclusion the canaries decide the probe, so
+// agents cannot spoil it; an executor that serves canaries and fails
+// clients is then scoped to the failing agents, not readmitted for free);
+// a passing health check proves only liveness.
 func restores(kind, evidence Kind) bool {
-	switch kind {
-	case Traffic:
-		return true
-	case Service:
-		return evidence != Traffic
+	if kind == Attested {
+		return evidence == Attested
 	}
-	return evidence == Attested
+	return true
 }
 
 // Promote moves an EXCLUDED record whose cooldown has passed to PROBE.

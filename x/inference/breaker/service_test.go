@@ -38,7 +38,7 @@ func TestServiceTransitions(t *testing.T) {
 		{"probe on service: an agent's probe miss does not re-exclude (attack: spoiling the probe)", probeOn(Service),
 			Sample{Kind: Traffic, Probe: true, Miss: true, StartedAt: 1 << 40}, Probe, ReasonCooldownPassed},
 		{"probe on attested (dark): a service ok restores", probeOn(Attested), Sample{Kind: Service}, Healthy, ReasonServiceOK},
-		{"probe on traffic: a service ok does not restore", probeOn(Traffic), Sample{Kind: Service}, Probe, ReasonCooldownPassed},
+		{"probe on traffic: a service ok restores (the canaries decide; colluders cannot spoil it)", probeOn(Traffic), Sample{Kind: Service}, Healthy, ReasonServiceOK},
 		{"probe on traffic: a service miss re-excludes", probeOn(Traffic), Sample{Kind: Service, Miss: true}, Excluded, ReasonProbeMissed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,5 +79,52 @@ func TestServiceProbeOffersNoSlot(t *testing.T) {
 	}
 	if !RefusesStart(r, r.Since+5) {
 		t.Fatal("a start on a PROBE whose canaries decide was allowed")
+	}
+}
+
+// TestTrafficTripOfAServingExecutor: while the canaries see an executor
+// serving (a service ok in the previous block), its first traffic trip of
+// the epoch excludes it for everyone (as fast as without canaries); later
+// ones are scoped to the failing agents and leave it HEALTHY, each scope
+// twice as long as the last (attack: colluding agents keeping a serving
+// executor out of everyone's routing for the epoch).
+func TestTrafficTripOfAServingExecutor(t *testing.T) {
+	p := defaults()
+	trip := func(r Record, h int64) (Record, Transition) {
+		r, _ = Observe(r, Sample{Kind: Service}, p, h-1, allow) // the canaries' ok of the block before
+		var tr Transition
+		for range 3 {
+			r, tr = Observe(r, Sample{Kind: Traffic, Miss: true, StartedAt: h}, p, h, allow)
+		}
+		return r, tr
+	}
+	r, tr := trip(Record{}, 10)
+	if r.State != Excluded || r.Overruled != 1 || tr.Reason != ReasonConsecutiveMisses {
+		t.Fatalf("first trip: %s, overruled %d, %s", r.State, r.Overruled, tr.Reason)
+	}
+	r, _ = Promote(r, r.EligibleAt())
+	r, _ = Observe(r, Sample{Kind: Service}, p, r.Since, allow)
+	if r.State != Healthy || r.Reason != ReasonServiceOK {
+		t.Fatalf("after the cooldown: %s (%s), want restored by the canaries", r.State, r.Reason)
+	}
+	for i, want := range []uint64{50, 100, 200} {
+		h := r.Since + 10 + int64(i)
+		r, tr = trip(r, h)
+		if r.State != Healthy || tr.Reason != ReasonScoped || tr.Cooldown != want || r.Scopes != uint32(i+1) {
+			t.Fatalf("trip %d: %s, %s, scope %d blocks (want %d), scopes %d", i+2, r.State, tr.Reason, tr.Cooldown, want, r.Scopes)
+		}
+		if r.Windows[Traffic].Count != 0 {
+			t.Fatal("the traffic window was not reset by the scope")
+		}
+	}
+	// Without a fresh service ok (no canaries, or they failed it), traffic
+	// evidence excludes for everyone as before.
+	r.ServiceOKAt = 0
+	r, tr = Observe(r, Sample{Kind: Traffic, Miss: true, StartedAt: 1 << 40}, p, 1<<40, allow)
+	for range 2 {
+		r, tr = Observe(r, Sample{Kind: Traffic, Miss: true, StartedAt: 1 << 40}, p, 1<<40, allow)
+	}
+	if r.State != Excluded {
+		t.Fatalf("without canaries: %s (%s), want EXCLUDED", r.State, tr.Reason)
 	}
 }

@@ -26,6 +26,7 @@ var (
 	metricExcluded    = MetricKey("excluded")
 	metricProbing     = MetricKey("probing")
 	metricServiceOK   = MetricKey("service_samples", "ok")
+	metricScoped      = MetricKey("scoped")
 	metricServiceMiss = MetricKey("service_samples", "miss")
 )
 
@@ -121,6 +122,24 @@ func (s Store) emitCounted(ctx context.Context, e entry, v evidence.Verdict, hei
 	})
 	if err != nil {
 		return fmt.Errorf("emit counted-miss event: %w", err)
+	}
+	return nil
+}
+
+// emitScoped reports a traffic trip scoped to the agents whose misses
+// counted (judge.Scoped): the executor stays HEALTHY for everyone else.
+func (s Store) emitScoped(ctx context.Context, e entry, t breaker.Transition, height int64) error {
+	address, err := s.ac.BytesToString(e.addr)
+	if err != nil {
+		return fmt.Errorf("encode executor: %w", err)
+	}
+	telemetry.IncrCounter(1, metricScoped...)
+	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventExecutorScoped{
+		Executor: address, TransferAgents: e.scope.Agents, ScopedUntil: e.scope.Until, Scopes: e.rec.Scopes,
+		Samples: t.Samples, Misses: t.Misses, Height: height,
+	})
+	if err != nil {
+		return fmt.Errorf("emit scoped event: %w", err)
 	}
 	return nil
 }

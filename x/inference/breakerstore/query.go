@@ -23,7 +23,7 @@ func statusOf(h types.ExecutorHealth, bp breaker.Params) types.HealthStatus {
 		ServiceSamples: ss, ServiceMisses: sm,
 		CooldownBlocks: h.CooldownBlocks, SinceHeight: h.SinceHeight, ExcludedAt: h.ExcludedAt,
 		Exclusions: h.Exclusions, CapRefusals: h.CapRefusals, ProbeInferenceId: h.ProbeInferenceId, ProbeAgent: h.ProbeAgent,
-		HeldMisses: toLedger(h).Held(),
+		HeldMisses: toLedger(h).Held(), ScopedAgents: h.ScopedAgents, ScopedUntil: h.ScopedUntil,
 	}
 	if r.State == breaker.Excluded {
 		st.EligibleHeight = r.EligibleAt()

@@ -2,6 +2,7 @@ package breakerstore
 
 import (
 	"fmt"
+	"slices"
 
 	"cosmossdk.io/core/address"
 
@@ -22,6 +23,7 @@ type entry struct {
 	rec    breaker.Record
 	ledger evidence.Ledger
 	probe  probeRef
+	scope  judge.Scope
 }
 
 // probeRef names a probe inference: ids are unique per transfer agent, so
@@ -38,7 +40,7 @@ func (p probeRef) is(agent, id string) bool { return p.id != "" && p.agent == ag
 // starts it (judge.Fresh).
 func (e entry) fresh(priorOks uint32) entry {
 	x := judge.Fresh(priorOks)
-	e.rec, e.ledger = x.Record, x.Ledger
+	e.rec, e.ledger, e.scope = x.Record, x.Ledger, x.Scope
 	return e
 }
 
@@ -48,12 +50,14 @@ func (e entry) plain() bool { return e.rec.Plain() && e.ledger.Empty() }
 
 // same reports whether two entries would store the same record.
 func (e entry) same(o entry) bool {
-	return e.rec == o.rec && e.probe == o.probe && e.ledger.Equal(o.ledger)
+	return e.rec == o.rec && e.probe == o.probe && e.ledger.Equal(o.ledger) &&
+		e.scope.Until == o.scope.Until && slices.Equal(e.scope.Agents, o.scope.Agents)
 }
 
 // entryOf is a stored record as the store handles it.
 func entryOf(addr sdk.AccAddress, h types.ExecutorHealth) entry {
-	return entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probe: probeRef{agent: h.ProbeAgent, id: h.ProbeInferenceId}}
+	return entry{addr: addr, stored: true, rec: toBreaker(h), ledger: toLedger(h), probe: probeRef{agent: h.ProbeAgent, id: h.ProbeInferenceId},
+		scope: judge.Scope{Agents: h.ScopedAgents, Until: h.ScopedUntil}}
 }
 
 func toLedger(h types.ExecutorHealth) evidence.Ledger {
@@ -90,6 +94,7 @@ func toBreaker(h types.ExecutorHealth) breaker.Record {
 	r.Exclusions = h.Exclusions
 	r.CapRefusals = h.CapRefusals
 	r.ProbeInFlight = h.ProbeInferenceId != ""
+	r.ServiceOKAt, r.Overruled, r.Scopes = h.ServiceOkAt, h.Overruled, h.Scopes
 	return r
 }
 
@@ -119,5 +124,10 @@ func (e entry) proto(ac address.Codec) (types.ExecutorHealth, error) {
 		TrafficOutcomes:  e.ledger.Outcomes,
 		AttestedMissAt:   e.ledger.AttestedMissAt,
 		AttestedCredited: e.ledger.AttestedCredited,
+		ServiceOkAt:      r.ServiceOKAt,
+		Overruled:        r.Overruled,
+		Scopes:           r.Scopes,
+		ScopedAgents:     e.scope.Agents,
+		ScopedUntil:      e.scope.Until,
 	}, nil
 }

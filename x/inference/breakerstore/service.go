@@ -4,41 +4,84 @@ import (
 	"context"
 	"fmt"
 
+	sdk "github.com/cosmos/cosmos-sdk/types"
+
 	"github.com/inferenced/inferenced/x/inference/service"
 )
 
-// serviceSample is one block's service sample for one executor: a miss
-// when the rate the validators' canaries attest exceeds the peers' median
-// by more than the excess.
-type serviceSample = attestedSample
+// serviceView is one block's attested service rates as the step reads
+// them: each member's rate in group order (nil: none this block), and the
+// limits the peers' median sets. A rate above miss is a service miss; a
+// rate at or below ok is a service ok, the canaries seeing the executor
+// serving; a rate in between is no sample, since an ok restores an
+// executor from PROBE and shields it from agents' traffic trips, so it
+// must not be one noisy step under a miss.
+type serviceView struct {
+	rates    []service.Report
+	miss, ok uint64
+}
 
-// serviceSamples maps the block's attested service rates to samples: a miss
-// for every executor whose rate exceeds the peers' median by more than
-// excess points, an ok for every other executor with a rate that the
-// breaker holds (an ok for anyone else changes nothing). Executors without
-// a rate get no sample.
-func (s Store) serviceSamples(ctx context.Context, a Attestation, excess uint64) ([]serviceSample, error) {
+// viewService decodes the block's service rates once. Rates that do not
+// fit the group (which the bundle's decoder rules out) are an error: the
+// caller then applies no service sample.
+func viewService(a Attestation, excess uint64) (serviceView, error) {
 	if a.Members <= 0 || len(a.Service) == 0 {
-		return nil, nil
+		return serviceView{}, nil
 	}
-	median, ok, err := service.PeerMedian(a.Service, a.Members)
-	if err != nil || !ok {
-		return nil, err
+	median, known, err := service.PeerMedian(a.Service, a.Members)
+	if err != nil || !known {
+		return serviceView{}, err
 	}
-	limit := uint64(median) + excess // a miss is a rate above it
 	rates, err := service.Decode(a.Service, a.Members)
 	if err != nil {
-		return nil, err
+		return serviceView{}, err
 	}
+	return serviceView{rates: rates, miss: uint64(median) + excess, ok: uint64(median) + excess/2}, nil
+}
+
+// sample is member i's service sample: whether there is one, and whether
+// it is a miss.
+func (v serviceView) sample(i int) (has, miss bool) {
+	if i < 0 || i >= len(v.rates) || !v.rates[i].Known() {
+		return false, false
+	}
+	r := uint64(v.rates[i])
+	return r > v.miss || r <= v.ok, r > v.miss
+}
+
+// servingNow reports whether this block's service rates see the executor
+// serving (a service ok): what a record created before the block's service
+// samples are applied starts from, so that traffic evidence meeting an
+// executor the canaries see serving is weighed as such from its first
+// trip.
+func (st *step) servingNow(addr sdk.AccAddress) (bool, error) {
+	if st.service.rates == nil {
+		return false, nil
+	}
+	i, member, err := st.s.reads.MemberIndex(st.ctx, addr)
+	if err != nil || !member {
+		return false, err
+	}
+	has, miss := st.service.sample(int(i))
+	return has && !miss, nil
+}
+
+// serviceSamples maps the block's service view to samples: a miss for
+// every executor whose rate exceeds the peers' median by more than the
+// excess, an ok for every executor the breaker holds whose rate is within
+// half of it (an ok for anyone else changes nothing). Executors without a
+// rate, or in between, get no sample.
+func (s Store) serviceSamples(ctx context.Context, v serviceView) ([]attestedSample, error) {
 	var held map[uint32]bool
-	var out []serviceSample
-	for i, r := range rates {
-		if !r.Known() {
+	var out []attestedSample
+	for i := range v.rates {
+		has, miss := v.sample(i)
+		if !has {
 			continue
 		}
-		miss := uint64(r) > limit
 		if !miss {
 			if held == nil {
+				var err error
 				if held, err = s.heldIndices(ctx); err != nil {
 					return nil, err
 				}
@@ -55,7 +98,7 @@ func (s Store) serviceSamples(ctx context.Context, a Attestation, excess uint64)
 		if err != nil {
 			return nil, fmt.Errorf("epoch member %d address: %w", i, err)
 		}
-		out = append(out, serviceSample{executor: addr, miss: miss})
+		out = append(out, attestedSample{executor: addr, miss: miss})
 	}
 	return out, nil
 }

@@ -68,6 +68,22 @@ func (s Store) Filter(ctx context.Context, height int64, pool []types.Candidate)
 	return out, nil
 }
 
+// CheckScope refuses, wrapping ErrExecutorNotRoutable, a start by agent on
+// an executor whose scoped traffic trip keeps that agent out (judge.Scope):
+// the executor serves everyone else.
+func (s Store) CheckScope(ctx context.Context, executor sdk.AccAddress, agent string) error {
+	e, err := s.load(ctx, executor)
+	if err != nil {
+		return err
+	}
+	if !e.scope.Refuses(agent, sdk.UnwrapSDKContext(ctx).BlockHeight()) {
+		return nil
+	}
+	return errorsmod.Wrapf(types.ErrExecutorNotRoutable,
+		"executor %s is out for transfer agent %s until block %d: misses through it tripped the breaker while the validators' canaries saw the executor serving others",
+		executor, agent, e.scope.Until)
+}
+
 // CheckStart refuses a start on an executor excluded before the previous
 // block (a query answered from the previous block could not have seen a
 // newer exclusion) and on a probe whose slot is taken, wrapping

@@ -46,6 +46,7 @@ type step struct {
 	height  int64
 	p       judge.Params
 	cap     *capTracker
+	service serviceView
 	changed bool
 	out     Applied
 }
@@ -67,10 +68,19 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 			"module", types.ModuleName, "err", err)
 		attested = nil
 	}
+	view, err := viewService(b.Attested, b.Params.HealthCbServiceExcessPct)
+	if err != nil {
+		// As for the attested samples: the block loses its service
+		// samples, the chain keeps its liveness.
+		sdk.UnwrapSDKContext(ctx).Logger().Error("service rates do not fit the epoch group; none applied",
+			"module", types.ModuleName, "err", err)
+		view = serviceView{}
+	}
 	st := &step{
 		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
-		p:   judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
-		cap: newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
+		p:       judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
+		cap:     newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
+		service: view,
 	}
 	if err := st.promoteDue(); err != nil {
 		return Applied{}, err
@@ -88,7 +98,7 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 			st.out.AttestedOKs++
 		}
 	}
-	if err := st.applyService(b); err != nil {
+	if err := st.applyService(); err != nil {
 		return Applied{}, err
 	}
 	if st.changed {
@@ -172,7 +182,9 @@ func (st *step) applyBatch(batch []queuedSample) error {
 	}
 	after := before
 	if !before.stored {
-		after = before.fresh(batch[0].sample.PriorOks)
+		if after, err = st.fresh(before, batch[0].sample.PriorOks); err != nil {
+			return err
+		}
 	}
 	for _, q := range batch {
 		probe := after.rec.ProbeInFlight && after.probe.is(q.sample.Agent, q.sample.InferenceId)
@@ -197,8 +209,8 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 // an executor that this block's other samples gave a record hears its ok.
 // Like the attested samples, a fault mapping them costs the block its
 // service samples, never the chain its liveness.
-func (st *step) applyService(b Block) error {
-	samples, err := st.s.serviceSamples(st.ctx, b.Attested, b.Params.HealthCbServiceExcessPct)
+func (st *step) applyService() error {
+	samples, err := st.s.serviceSamples(st.ctx, st.service)
 	if err != nil {
 		sdk.UnwrapSDKContext(st.ctx).Logger().Error("service samples do not map to the epoch group; none applied",
 			"module", types.ModuleName, "err", err)
@@ -241,7 +253,9 @@ func (st *step) applyValidators(a attestedSample, apply func(judge.Executor, boo
 		if err != nil {
 			return err
 		}
-		after = before.fresh(oks)
+		if after, err = st.fresh(before, oks); err != nil {
+			return err
+		}
 	}
 	x, mayExclude, capErr := st.judged(after)
 	x, effects := apply(x, a.miss, st.p, st.height, mayExclude)
@@ -249,6 +263,22 @@ func (st *step) applyValidators(a attestedSample, apply func(judge.Executor, boo
 		return err
 	}
 	return st.s.save(st.ctx, before, after)
+}
+
+// fresh is the entry of an executor without a record as a new record
+// starts it in this block: judge.Fresh, seen serving now if this block's
+// service rates say so (a record-less executor hears no service ok, so
+// its new record must learn it here).
+func (st *step) fresh(e entry, priorOks uint32) (entry, error) {
+	e = e.fresh(priorOks)
+	serving, err := st.servingNow(e.addr)
+	if err != nil {
+		return entry{}, err
+	}
+	if serving {
+		e.rec.ServiceOKAt = st.height
+	}
+	return e, nil
 }
 
 // judged returns the entry as the judge sees it, and the exclusion cap's
@@ -262,7 +292,7 @@ func (st *step) judged(e entry) (judge.Executor, judge.MayExclude, *error) {
 		}
 		return ok && err == nil
 	}
-	return judge.Executor{Record: e.rec, Ledger: e.ledger}, mayExclude, capErr
+	return judge.Executor{Record: e.rec, Ledger: e.ledger, Scope: e.scope}, mayExclude, capErr
 }
 
 // record takes the judge's result into the entry and records its effects
@@ -273,7 +303,7 @@ func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr
 	if *capErr != nil {
 		return e, *capErr
 	}
-	e.rec, e.ledger = x.Record, x.Ledger // save drops the probe's name once its slot is free
+	e.rec, e.ledger, e.scope = x.Record, x.Ledger, x.Scope // save drops the probe's name once its slot is free
 	for _, ef := range effects {
 		var err error
 		switch ef.Kind {
@@ -285,6 +315,8 @@ func (st *step) record(e entry, x judge.Executor, effects []judge.Effect, capErr
 			err = st.report(e, ef.Transition)
 		case judge.CapRefused:
 			err = st.cap.emitRefusal(st.ctx)
+		case judge.Scoped:
+			err = st.s.emitScoped(st.ctx, e, ef.Transition, st.height)
 		}
 		if err != nil {
 			return e, err

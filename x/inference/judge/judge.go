@@ -8,15 +8,43 @@
 package judge
 
 import (
+	"slices"
+
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/evidence"
 )
 
-// Executor is one executor's breaker record and evidence ledger.
+// Executor is one executor's breaker record, evidence ledger and scope.
 type Executor struct {
 	Record breaker.Record
 	Ledger evidence.Ledger
+	Scope  Scope
 }
+
+// Scope is who an executor that the canaries see serving is out for after
+// a scoped traffic trip (breaker.ReasonScoped): the agents whose misses
+// counted in the traffic window, until the height Until (exclusive).
+type Scope struct {
+	Agents []string
+	Until  int64
+}
+
+// Refuses reports whether the scope keeps agent out at height.
+func (s Scope) Refuses(agent string, height int64) bool {
+	if height >= s.Until {
+		return false
+	}
+	for _, a := range s.Agents {
+		if a == agent {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxScopedAgents bounds a scope: the traffic window holds at most
+// breaker.MaxWindow misses, so no more agents can have counted.
+const MaxScopedAgents = breaker.MaxWindow
 
 // Fresh is the executor a new record starts from: no recent miss of any
 // kind, so its traffic history is the successes it had this epoch
@@ -65,6 +93,10 @@ const (
 	// CapRefused: the executor tripped but the exclusion cap kept it
 	// HEALTHY (Transition says on what).
 	CapRefused
+	// Scoped: a traffic trip of an executor the canaries see serving kept
+	// it HEALTHY and out only for the agents whose misses counted (the
+	// executor's Scope; Transition says for how long).
+	Scoped
 )
 
 // Effect is one thing the store must record, in order.
@@ -72,7 +104,11 @@ type Effect struct {
 	Kind       EffectKind
 	Verdict    evidence.Verdict   // Counted, Excused
 	Outcome    Outcome            // Held
-	Transition breaker.Transition // Moved, CapRefused
+	Transition breaker.Transition // Moved, CapRefused, Scoped
+	// Serving (Counted): the canaries saw the executor serving when the
+	// miss counted, so the SPRT does not hear of it: no set of agents can
+	// make an executor the validators see serving INACTIVE.
+	Serving bool
 }
 
 // MayExclude is asked only when a HEALTHY executor trips (the exclusion
@@ -147,7 +183,7 @@ func count(x Executor, effects []Effect, v evidence.Verdict, p Params, height in
 	if v.Excused {
 		return x, append(effects, Effect{Kind: Excused, Verdict: v})
 	}
-	effects = append(effects, Effect{Kind: Counted, Verdict: v})
+	effects = append(effects, Effect{Kind: Counted, Verdict: v, Serving: x.Record.Serving(height)})
 	return observe(x, effects, breaker.Sample{Kind: breaker.Traffic, Miss: true, StartedAt: v.Miss.Start, Probe: v.Miss.Probe}, p, height, mayExclude)
 }
 
@@ -159,8 +195,23 @@ func observe(x Executor, effects []Effect, s breaker.Sample, p Params, height in
 		effects = append(effects, Effect{Kind: Moved, Transition: t})
 	case t.Reason == breaker.ReasonCapRefused:
 		effects = append(effects, Effect{Kind: CapRefused, Transition: t})
+	case t.Reason == breaker.ReasonScoped:
+		x.Scope = Scope{Agents: countedAgents(x.Ledger), Until: height + int64(t.Cooldown)}
+		effects = append(effects, Effect{Kind: Scoped, Transition: t})
 	}
 	return x, effects
+}
+
+// countedAgents are the distinct agents of the counted misses in the
+// ledger, in the order of their first such miss.
+func countedAgents(l evidence.Ledger) []string {
+	var out []string
+	for _, m := range l.Misses {
+		if m.Counted && !slices.Contains(out, m.Agent) && len(out) < MaxScopedAgents {
+			out = append(out, m.Agent)
+		}
+	}
+	return out
 }
 
 // Claim is what a start on an executor does to its probe slot.

@@ -46,7 +46,10 @@ func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samp
 		return 0, 0, err
 	}
 	for _, v := range applied.Misses {
-		if v.Effect.Kind == judge.Counted {
+		// A miss counted while the validators' canaries saw the executor
+		// serving is not the SPRT's: no set of agents can make such an
+		// executor INACTIVE.
+		if v.Effect.Kind == judge.Counted && !v.Effect.Serving {
 			if err := k.countOutcome(ctx, v.Executor, false); err != nil {
 				return 0, 0, err
 			}

@@ -57,6 +57,9 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("load params: %w", err)
 	}
+	if err := k.checkScope(ctx, params, req.Executor, req.TransferAgent); err != nil {
+		return 0, err
+	}
 	epoch, err := k.currentEpoch(ctx)
 	if err != nil {
 		return 0, err
@@ -95,6 +98,19 @@ func (k Keeper) StartInference(ctx context.Context, req StartRequest) (int64, er
 		return 0, err
 	}
 	return inf.ExpirationHeight, nil
+}
+
+// checkScope refuses a start by an agent that a scoped traffic trip keeps
+// off the executor (breakerstore.Store.CheckScope), except in shadow mode.
+func (k Keeper) checkScope(ctx context.Context, params types.Params, executor, agent sdk.AccAddress) error {
+	if !params.HealthCbEnforce {
+		return nil
+	}
+	address, err := k.addressCodec.BytesToString(agent)
+	if err != nil {
+		return fmt.Errorf("encode transfer agent: %w", err)
+	}
+	return k.breaker.CheckScope(ctx, executor, address)
 }
 
 // claimProbe makes a start on a PROBE executor with a free slot its probe.

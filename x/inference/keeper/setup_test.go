@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
 
 	"cosmossdk.io/math"
@@ -94,7 +95,11 @@ type fixture struct {
 	attested []testkit.Attested
 	// applied is how many attested oks and misses the last step applied.
 	applied [2]int
-	seq     int
+	// canariesServing: every block's bundle attests every member serving
+	// (all service rates 0%), as the validators' canaries would for a
+	// healthy group.
+	canariesServing bool
+	seq             int
 	// startedBy is the agent of each id the fixture's helpers started
 	// (ids are unique per agent; the helpers' ids are unique outright), so
 	// finish and inference name the inference the test started.
@@ -208,7 +213,15 @@ func (f *fixture) applyHealth() {
 		}, f.attested)
 	}
 	f.attested = nil
-	oks, misses, err := f.k.ApplyHealth(f.ctx, epoch.Index, int(epoch.Members), packed, nil)
+	var rates []byte
+	if f.canariesServing {
+		var err error
+		epoch, err = f.k.Epoch.Get(f.ctx)
+		require.NoError(f.t, err, "service rates need an epoch")
+		rates, err = service.Encode(make([]service.Report, epoch.Members)) // every member at 0%
+		require.NoError(f.t, err)
+	}
+	oks, misses, err := f.k.ApplyHealth(f.ctx, epoch.Index, int(epoch.Members), packed, rates)
 	require.NoError(f.t, err)
 	f.applied = [2]int{oks, misses}
 }

@@ -124,6 +124,11 @@ func (x inferenceIndex) validateRecord(h ExecutorHealth) error {
 			return fmt.Errorf("attested_credited agent %q: %w", a, err)
 		}
 	}
+	for _, a := range h.ScopedAgents {
+		if _, err := CanonicalAddress(x.ac, a); err != nil {
+			return fmt.Errorf("scoped agent %q: %w", a, err)
+		}
+	}
 	if h.ProbeInferenceId == "" {
 		return nil
 	}
@@ -167,6 +172,29 @@ func (x inferenceIndex) validatePending(p PendingSampleEntry) error {
 	return nil
 }
 
+// validateScope checks a record's scope: at most a window of distinct,
+// canonical agent addresses, a height in range, and agents only with a
+// scoped trip on record.
+func validateScope(h ExecutorHealth) error {
+	if h.ScopedUntil < 0 || h.ScopedUntil > MaxHealthHeight || h.ServiceOkAt < 0 || h.ServiceOkAt > MaxHealthHeight {
+		return fmt.Errorf("scoped_until and service_ok_at must be in [0, %d]", MaxHealthHeight)
+	}
+	if len(h.ScopedAgents) > breaker.MaxWindow {
+		return fmt.Errorf("%d scoped agents, at most %d", len(h.ScopedAgents), breaker.MaxWindow)
+	}
+	if len(h.ScopedAgents) > 0 && h.Scopes == 0 {
+		return errors.New("scoped agents without a scoped trip on record")
+	}
+	seen := make(map[string]struct{}, len(h.ScopedAgents))
+	for _, a := range h.ScopedAgents {
+		if _, dup := seen[a]; dup {
+			return fmt.Errorf("scoped agent %s listed twice", a)
+		}
+		seen[a] = struct{}{}
+	}
+	return nil
+}
+
 // ValidateExecutorHealth checks that a breaker record holds values the
 // breaker can produce.
 func ValidateExecutorHealth(h ExecutorHealth) error {
@@ -190,6 +218,9 @@ func ValidateExecutorHealth(h ExecutorHealth) error {
 		return fmt.Errorf("heights must be in [0, %d] and the cooldown at most %d", MaxHealthHeight, MaxEpochLength)
 	}
 	if err := validateLedger(h); err != nil {
+		return err
+	}
+	if err := validateScope(h); err != nil {
 		return err
 	}
 	if h.ProbeInferenceId != "" {

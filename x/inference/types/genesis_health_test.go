@@ -62,6 +62,22 @@ func TestGenesisValidateRejectsBadBreakerState(t *testing.T) {
 		{"unknown evidence", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Evidence = 9 }, "unknown evidence"},
 		{"unknown reason", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Reason = 99 }, "unknown reason"},
 		{"window over 64", func(gs *types.GenesisState) { gs.ExecutorHealth[1].Traffic.Count = 65 }, "window"},
+		{"service window over 64", func(gs *types.GenesisState) { gs.ExecutorHealth[1].Service.Count = 65 }, "window"},
+		{"probe slot on a service exclusion (the canaries decide it)", func(gs *types.GenesisState) {
+			gs.ExecutorHealth[1].Evidence = types.SAMPLE_KIND_SERVICE
+		}, "canaries decide"},
+		{"scoped agents without a scoped trip", func(gs *types.GenesisState) {
+			gs.ExecutorHealth[0].ScopedAgents, gs.ExecutorHealth[0].ScopedUntil = []string{bech(9)}, 40
+		}, "without a scoped trip"},
+		{"scoped agent twice", func(gs *types.GenesisState) {
+			gs.ExecutorHealth[0].Scopes, gs.ExecutorHealth[0].ScopedAgents = 1, []string{bech(9), bech(9)}
+		}, "twice"},
+		{"scoped agent not an address", func(gs *types.GenesisState) {
+			gs.ExecutorHealth[0].Scopes, gs.ExecutorHealth[0].ScopedAgents = 1, []string{"infer1x"}
+		}, "scoped agent"},
+		{"scoped until beyond the bound", func(gs *types.GenesisState) {
+			gs.ExecutorHealth[0].ScopedUntil = types.MaxHealthHeight + 1
+		}, "scoped_until"},
 		{"excluded without cooldown", func(gs *types.GenesisState) { gs.ExecutorHealth[0].CooldownBlocks = 0 }, "cooldown"},
 		{"excluded without exclusion count", func(gs *types.GenesisState) { gs.ExecutorHealth[0].Exclusions = 0 }, "exclusion"},
 		{"negative height", func(gs *types.GenesisState) { gs.ExecutorHealth[0].ExcludedAt = -1 }, "heights"},
