@@ -153,7 +153,9 @@ func TestServiceReportsRateOverFreshOutcomes(t *testing.T) {
 // Service answers only for the watched group, like Snapshot, and sets the
 // known/unknown counts behind the gauges.
 func TestServiceRefusals(t *testing.T) {
-	m, err := New(testConfig(), nil, nil)
+	cfg := testConfig()
+	cfg.CanaryMinSamples = 4
+	m, err := New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

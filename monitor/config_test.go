@@ -90,8 +90,8 @@ func TestReadConfig(t *testing.T) {
 	}
 	// Each canary key's error names it.
 	for k, v := range map[string]any{
-		"canary-interval": "50ms", "canary-suspect-interval": "31s", "canary-timeout": "0s", "canary-window": 65,
-		"canary-min-samples": 17, "canary-ttl": "1m", "canary-max-concurrency": 0,
+		"canary-interval": "50ms", "canary-suspect-interval": "61s", "canary-timeout": "0s", "canary-window": 65,
+		"canary-min-samples": 33, "canary-ttl": "1m", "canary-max-concurrency": 0,
 	} {
 		_, err := ReadConfig(options{"health-monitor." + k: v})
 		if err == nil || !strings.HasPrefix(err.Error(), "app.toml: health-monitor."+k+" ") {

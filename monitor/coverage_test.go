@@ -48,13 +48,14 @@ func TestCoverage(t *testing.T) {
 		{"1,000 executors under the usual ulimit of 1024: probes would fail as misses", def, 1000, 240 * time.Millisecond, 1024,
 			Coverage{Capacity: 1706, WorstCapacity: 512, Concurrency: 300, WorstConcurrency: 1000,
 				Interval: 600 * time.Millisecond, WorstInterval: 2 * time.Second, Sweep: time.Second, WorstSweep: 1563 * time.Millisecond}, false,
-			"raise the open-file limit (ulimit -n, now 1024) to at least 2734: the monitor may hold 1710 connections and the node needs its own; a probe that cannot open one is a miss"},
+			"raise the open-file limit (ulimit -n, now 1024) to at least 2667: the monitor may hold 1643 connections and the node needs its own; a probe that cannot open one is a miss"},
 	}
 	for _, c := range cases {
 		c.want.Members, c.want.Measured, c.want.cfg, c.want.TTL = c.members, c.measured, c.cfg, c.cfg.ProbeInterval+c.cfg.ProbeTimeout
 		// Canaries: one per slot, and the connections kept idle for 2 x
-		// the suspect interval (4s of every 30s: 134 of 1,000 executors).
-		canaries := min(c.members, c.cfg.CanaryMaxConcurrency) + min(c.members, (c.members*4+29)/30)
+		// the suspect interval (4s of every 60s: 67 of 1,000 executors).
+		idle, every := int(2*c.cfg.CanarySuspectInterval/time.Second), int(c.cfg.CanaryInterval/time.Second)
+		canaries := min(c.members, c.cfg.CanaryMaxConcurrency) + min(c.members, (c.members*idle+every-1)/every)
 		c.want.FDs, c.want.FDLimit = min(c.members, maxIdleConns)+min(c.members, c.cfg.MaxConcurrency)+canaries, c.fdLimit
 		got := CoverageOf(c.cfg, c.members, c.measured, c.fdLimit)
 		if got != c.want {
@@ -70,7 +71,8 @@ func TestCoverage(t *testing.T) {
 // latency x 80% against the canaried members, and the advice naming the
 // canary keys (with the canary-ttl a longer interval needs).
 func TestCanaryCoverage(t *testing.T) {
-	def := DefaultConfig() // 64 slots, 30s, 10s timeout, TTL 10m, 4 samples
+	def := DefaultConfig() // 64 slots, 10s timeout
+	def.CanaryInterval, def.CanaryTTL, def.CanaryWindow, def.CanaryMinSamples = 30*time.Second, 10*time.Minute, 16, 4
 	off := def
 	off.CanaryEnabled = false
 	cases := []struct {

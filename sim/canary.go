@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/judge"
@@ -13,23 +14,35 @@ import (
 // monitor's [health-monitor] canary-* keys, in time, at a block time).
 type CanaryConfig struct {
 	// Every: a validator canaries each executor once every Every blocks in
-	// the background, at a phase of its own; SuspectEvery while the
-	// executor is suspect (the chain holds a breaker record on it, or one
-	// of this validator's own last Window canaries of it failed).
+	// the background, at a phase of its own; a burst of Window canaries
+	// every SuspectEvery blocks follows a trigger: the chain starting to
+	// hold the executor out (EXCLUDED or PROBE), or a miss of this
+	// validator's own when none of its fresh canaries of the executor had
+	// failed (the monitor's rule, monitor/canary_schedule.go).
 	Every, SuspectEvery int64
 	// Window canaries per executor; a report needs MinSamples of them
 	// younger than TTL blocks.
 	Window, MinSamples int
 	TTL                int64
-	// SuspectMisses: misses in a validator's own window that make it
-	// canary the executor at the suspect interval.
-	SuspectMisses int
+	// Policy is how a validator decides to burst and what it reports:
+	// "burst" (the monitor today: a burst of Window canaries after a
+	// trigger, the window's failed share reported) or "cusum" (a candidate:
+	// each validator runs a CUSUM of its canaries of each executor between
+	// the baseline P0 and a degraded P1, in basis points, bursts while the
+	// sum is above 0, and reports the window's failed share only once the
+	// sum reached H milli-nats, 0% otherwise, until the sum is back at 0).
+	Policy    string
+	P0, P1, H int
+	// HeldTrigger: a traffic miss the chain holds against the executor
+	// (not yet corroborated) also starts a burst, not only the chain
+	// holding it out.
+	HeldTrigger bool
 }
 
 // DefaultCanaryConfig is the schedule make sim runs: see
 // docs/simulation.md, "Canaries", for the candidates it was chosen from.
 func DefaultCanaryConfig() CanaryConfig {
-	return CanaryConfig{Every: 20, SuspectEvery: 1, Window: 16, MinSamples: 8, TTL: 400, SuspectMisses: 2}
+	return CanaryConfig{Every: 10, SuspectEvery: 1, Window: 32, MinSamples: 16, TTL: 400, Policy: "burst", P0: 500, P1: 2_500, H: 5_000}
 }
 
 // Validate checks the schedule, one rule per error.
@@ -43,17 +56,20 @@ func (c CanaryConfig) Validate() error {
 		return fmt.Errorf("min samples %d outside 1..window", c.MinSamples)
 	case c.TTL < 1:
 		return errors.New("ttl must be at least a block")
-	case c.SuspectMisses < 0 || c.SuspectMisses > c.Window:
-		return fmt.Errorf("suspect misses %d outside 0..window (0: never suspect locally)", c.SuspectMisses)
+	case c.Policy != "burst" && c.Policy != "cusum":
+		return fmt.Errorf("policy %q: want burst or cusum", c.Policy)
+	case c.P0 < 1 || c.P1 <= c.P0 || c.P1 >= 10_000 || c.H < 1:
+		return fmt.Errorf("cusum %d / %d bp, h %d: want 0 < p0 < p1 < 10,000 and h > 0", c.P0, c.P1, c.H)
 	}
 	return nil
 }
 
 // canaryReader is a strategy that reads the validators' service rates,
-// and tells the monitors which executors the chain holds a record on.
+// and tells the monitors which executors the chain holds out or holds
+// traffic misses against.
 type canaryReader interface {
 	ReadsCanaries() bool
-	Suspect(e int) bool
+	Suspect(e int, held bool) bool
 }
 
 // canaryRing is one validator's last canaries of one executor.
@@ -62,6 +78,13 @@ type canaryRing struct {
 	miss  []bool
 	sent  uint64 // canaries sent so far (their draws' index)
 	phase int64
+	// burst: canaries left at the suspect interval; marked: the chain
+	// held the executor out when last looked at.
+	burst  int
+	marked bool
+	// cusum (milli-nats) and alarmed: the cusum policy's state.
+	cusum   int
+	alarmed bool
 }
 
 // canaries is every validator's canary state, by validator then executor.
@@ -72,18 +95,31 @@ type canaries struct {
 
 func newCanaries(c Config) *canaries {
 	cs := &canaries{rings: make([][]canaryRing, c.Validators)}
-	cs.newEpoch(c)
+	for v := range cs.rings {
+		cs.rings[v] = make([]canaryRing, c.Executors)
+	}
 	return cs
 }
 
-// newEpoch forgets every canary: the model's faults are confined to an
-// epoch (a plan heals its targets at the boundary), so a window carried
-// over would hold failures of an executor the new plan calls honest.
-func (cs *canaries) newEpoch(c Config) {
+// newEpoch starts each validator's view of the executors the plan of the
+// epoch starting at start calls honest afresh: the model's faults are
+// confined to an epoch (a plan heals its targets at the boundary), so a
+// window carried over would hold failures of an executor the new plan
+// calls honest; and a monitor that has run for a while holds a full
+// window of fresh outcomes, so each ring starts as one (outcomes at the
+// baseline rate, one per background interval before start) rather than
+// empty, which would leave validators reporting unknown for the first
+// window of every epoch.
+func (cs *canaries) newEpoch(c Config, p Plan, start int64) {
 	for v := range cs.rings {
-		cs.rings[v] = make([]canaryRing, c.Executors)
 		for e := range cs.rings[v] {
-			cs.rings[v][e].phase = int64(mix(c.Seed, uint64(v)<<32|uint64(e), 7) % uint64(c.Canary.Every))
+			r := canaryRing{phase: int64(mix(c.Seed, uint64(v)<<32|uint64(e), 7) % uint64(c.Canary.Every))}
+			for k := c.Canary.Window; k > 0; k-- {
+				at := start - int64(k)*c.Canary.Every
+				miss := int(mix(c.Seed, uint64(v)<<40|uint64(e)<<20|uint64(k), uint64(17+start))%10_000) < p.BaselineBP
+				r.at, r.miss = append(r.at, at), append(r.miss, miss)
+			}
+			cs.rings[v][e] = r
 		}
 	}
 }
@@ -100,7 +136,7 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 	for v := range votes {
 		for e := range reports {
 			r := &cs.rings[v][e]
-			if cs.due(c, r, h, s.Suspect(e)) {
+			if cs.due(c, r, h, s.Suspect(e, c.Canary.HeldTrigger)) {
 				cs.send(w, v, e, r, h)
 			}
 			reports[e] = cs.report(w, v, e, r, h)
@@ -118,18 +154,15 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 	return service.Encoded(votes, uint64(c.Validators), c.Executors)
 }
 
-// due: the background schedule, or every SuspectEvery blocks while the
-// chain holds the executor out (EXCLUDED or PROBE) or this validator's own
-// window holds at least SuspectMisses misses.
+// due: every SuspectEvery blocks while a burst lasts, the background
+// schedule otherwise. The chain starting to hold the executor out starts
+// a burst.
 func (cs *canaries) due(c Config, r *canaryRing, h int64, chainSuspect bool) bool {
-	misses := 0
-	for _, m := range r.miss {
-		if m {
-			misses++
-		}
+	if chainSuspect && !r.marked {
+		r.burst = c.Canary.Window
 	}
-	suspect := chainSuspect || (c.Canary.SuspectMisses > 0 && misses >= c.Canary.SuspectMisses)
-	if suspect {
+	r.marked = chainSuspect
+	if r.burst > 0 || (c.Canary.Policy == "cusum" && r.cusum > 0) {
 		return h%c.Canary.SuspectEvery == r.phase%c.Canary.SuspectEvery
 	}
 	return h%c.Canary.Every == r.phase
@@ -145,7 +178,16 @@ func (cs *canaries) send(w *world, v, e int, r *canaryRing, h int64) {
 	}
 	r.sent++
 	cs.sent++
+	if r.burst > 0 {
+		r.burst--
+	}
 	miss := int(mix(w.c.Seed, uint64(v)<<40|uint64(e)<<20|r.sent&(1<<20-1), 11)%10_000) < w.plan.canaryMissBP(e, h)
+	if miss && !r.freshMiss(h, w.c.Canary.TTL) && w.c.Canary.Policy == "burst" {
+		r.burst = w.c.Canary.Window // the first fresh miss: a local trigger
+	}
+	if w.c.Canary.Policy == "cusum" {
+		r.step(w.c.Canary, miss)
+	}
 	r.at, r.miss = append(r.at, h), append(r.miss, miss)
 	if len(r.at) > w.c.Canary.Window {
 		r.at, r.miss = r.at[1:], r.miss[1:]
@@ -165,6 +207,34 @@ func (cs *canaries) lie(w *world, h int64) []service.Report {
 	return out
 }
 
+// step adds one outcome to the ring's CUSUM: ln(p1/p0) for a miss,
+// -ln((1-p0)/(1-p1)) for an ok, in milli-nats, never below 0; alarmed
+// from H until the sum is back at 0.
+func (r *canaryRing) step(c CanaryConfig, miss bool) {
+	if miss {
+		r.cusum += int(1000 * math.Log(float64(c.P1)/float64(c.P0)))
+	} else {
+		r.cusum -= int(1000 * math.Log(float64(10_000-c.P0)/float64(10_000-c.P1)))
+	}
+	r.cusum = max(r.cusum, 0)
+	switch {
+	case r.cusum >= c.H:
+		r.alarmed = true
+	case r.cusum == 0:
+		r.alarmed = false
+	}
+}
+
+// freshMiss reports whether a canary younger than ttl failed.
+func (r *canaryRing) freshMiss(h, ttl int64) bool {
+	for i, at := range r.at {
+		if r.miss[i] && h-at < ttl {
+			return true
+		}
+	}
+	return false
+}
+
 // report is validator v's failed share of its fresh canaries of e, or
 // Unknown; flaky validators misreport a share of the time.
 func (cs *canaries) report(w *world, v, e int, r *canaryRing, h int64) service.Report {
@@ -181,6 +251,9 @@ func (cs *canaries) report(w *world, v, e int, r *canaryRing, h int64) service.R
 		return service.Unknown
 	}
 	rate := service.Rate(misses, count)
+	if w.c.Canary.Policy == "cusum" && !r.alarmed {
+		rate = 0
+	}
 	switch {
 	case v < w.c.Byzantine:
 		return rate // lie replaces the whole list

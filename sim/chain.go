@@ -112,9 +112,13 @@ func (s *chain) OutOnService(e int) bool {
 	return r.State != breaker.Healthy && r.Evidence == breaker.Service
 }
 
-// Suspect: the chain holds e out (EXCLUDED or PROBE), what a monitor
-// reads from the chain to canary it harder.
-func (s *chain) Suspect(e int) bool { return s.execs[e].x.Record.State != breaker.Healthy }
+// Suspect: the chain holds e out (EXCLUDED or PROBE), or, with held, holds
+// a traffic miss against it: what a monitor reads from the chain to canary
+// it harder.
+func (s *chain) Suspect(e int, held bool) bool {
+	x := &s.execs[e]
+	return x.x.Record.State != breaker.Healthy || (held && x.x.Ledger.Held() > 0)
+}
 
 func (s *chain) NewEpoch(start int64) {
 	s.execs = make([]chainExec, s.c.Executors)
@@ -313,6 +317,18 @@ func (s *chain) charge(a int) {
 	if st.charged > s.params.MissAllowance(st.finished) {
 		st.stopped = true
 	}
+}
+
+// HonestStopped is how many honest agents are stopped now (the griefer,
+// the last agent, is not one).
+func (s *chain) HonestStopped() int {
+	n := 0
+	for a := 0; a < s.c.Agents; a++ {
+		if s.standing[a].stopped {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *chain) refund(a int) {

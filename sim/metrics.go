@@ -34,6 +34,7 @@ type metrics struct {
 	// target was out of the pool at some point.
 	griefed, griefedOut int
 	maxOutPct           int // largest share of executors out at once, percent
+	honestStopped       int // honest agents stopped, summed over epochs
 }
 
 func newMetrics(c Config) *metrics {
@@ -117,6 +118,20 @@ type evidenceReader interface {
 	OutOnService(e int) bool
 }
 
+// standingReader is a strategy that says how many honest agents it has
+// stopped this epoch.
+type standingReader interface {
+	HonestStopped() int
+}
+
+// endEpochOf is endEpoch, reading the strategy's standing first.
+func (m *metrics) endEpochOf(h int64, s Strategy) {
+	if r, ok := s.(standingReader); ok {
+		m.honestStopped += r.HonestStopped()
+	}
+	m.endEpoch(h)
+}
+
 func (m *metrics) endEpoch(int64) {
 	if g := m.plan.Grief; g.PerBlock > 0 {
 		m.griefed++
@@ -166,7 +181,9 @@ type Figures struct {
 	// evidence, percent.
 	FalseServicePct float64
 	// CanaryLoad: canaries per executor per block, all validators.
-	CanaryLoad      float64
+	CanaryLoad float64
+	// HonestStopped: honest agents stopped (summed over epochs).
+	HonestStopped   int
 	HonestOutBlocks float64
 	ProbeLatency    int64 // median blocks from PROBE to the probe's start
 	Probes          int
@@ -180,7 +197,7 @@ type Figures struct {
 func (m *metrics) figures(scenario, strategy string) Figures {
 	f := Figures{Scenario: scenario, Strategy: strategy, Episodes: len(m.episodes), HonestEpochs: m.honestEpochs,
 		Probes: len(m.probeLatency), MaxOutPct: m.maxOutPct, Starts: m.starts, Refused: m.refusals,
-		Griefed: m.griefed, GriefedOut: m.griefedOut}
+		Griefed: m.griefed, GriefedOut: m.griefedOut, HonestStopped: m.honestStopped}
 	var toOut, toOutInf, recovery, fromMiss []int64
 	routed := 0
 	for _, ep := range m.episodes {

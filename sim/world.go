@@ -98,7 +98,7 @@ func (w *world) run() (*metrics, error) {
 		start := 1 + int64(ep)*w.c.EpochLength
 		w.plan = w.sc.plan(w.c, w.plans, start)
 		w.strategy.NewEpoch(start)
-		w.canaries.newEpoch(w.c)
+		w.canaries.newEpoch(w.c, w.plan, start)
 		// The keeper applies the old epoch's last votes before the boundary clears the breaker, and drops the
 		// votes of a new epoch's first block (keeper.VoteGroup: they attest about the old epoch's group).
 		votes = Votes{}
@@ -122,7 +122,7 @@ func (w *world) run() (*metrics, error) {
 				}
 			}
 		}
-		w.m.endEpoch(start + w.c.EpochLength)
+		w.m.endEpochOf(start+w.c.EpochLength, w.strategy)
 	}
 	return w.m, nil
 }

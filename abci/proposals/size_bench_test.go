@@ -12,6 +12,7 @@ import (
 	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -36,6 +37,29 @@ func scenarioList(scenario string, n, i int) []verdict.Verdict {
 		}
 	}
 	return vs
+}
+
+// serviceList is validator i's service reports: each executor's failed
+// share of 16 canaries at the honest 3.25% baseline, as ExtendVote attests
+// it (relative to its own median, under ve.ServiceFloor, clamped).
+func serviceList(tb testing.TB, n, i int) []byte {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(uint64(i), 13))
+	rates := make([]service.Report, n)
+	for e := range rates {
+		misses := 0
+		for range 16 {
+			if r.IntN(10_000) < 325 {
+				misses++
+			}
+		}
+		rates[e] = service.Rate(misses, 16)
+	}
+	bz, err := service.Encode(service.Clamp(service.Relative(rates, ve.ServiceFloor)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bz
 }
 
 // blockSizes is one block's sizes in a scenario, in today's layout and in
@@ -64,14 +88,19 @@ func measureSizes(tb testing.TB, validators, n int, scenario string) blockSizes 
 		return bz
 	})
 	votes := make([]aggregate.Vote, 0, validators)
+	var reports []service.Vote
+	var total uint64
 	commit := testcommit.Commit(tb, testChain, testHeight, testRound, vals, func(i int) []byte {
 		packed, _ := verdict.Pack(scenarioList(scenario, n, i))
-		bz, err := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}, n)
+		rates := serviceList(tb, n, i)
+		bz, err := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed, Service: rates}, n)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		s.extAfter += len(bz)
 		votes = append(votes, aggregate.Vote{Power: 100, Verdicts: packed})
+		reports = append(reports, service.Vote{Power: 100, Reports: rates})
+		total += 100
 		return bz
 	})
 	s.extBefore /= validators
@@ -81,7 +110,11 @@ func measureSizes(tb testing.TB, validators, n int, scenario string) blockSizes 
 		tb.Fatal(err)
 	}
 	s.bundleBefore = oldBundleSize(tb, oldCommit, epoch, samples)
-	b, err := NewBundle(commit, epoch, n, samples, nil)
+	medians, err := service.Encoded(reports, total, n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := NewBundle(commit, epoch, n, samples, medians)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -28,7 +28,7 @@ type Snapshotter interface {
 // executor a failed share must stand before it reports it (service.Relative):
 // below it, the few canaries of a window are noise. Provisional: the
 // outage simulator chooses it with the service trip rule.
-const ServiceFloor service.Report = 10
+const ServiceFloor service.Report = 15
 
 // Handler builds the ExtendVote and VerifyVoteExtension handlers.
 type Handler struct {

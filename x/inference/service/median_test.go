@@ -201,3 +201,40 @@ func TestPropertyByzantineMinorityStaysWithinTheHonestRange(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMedian: on arbitrary report lists cut from the fuzzer's bytes, the
+// tally equals the median by definition, and bad input is an error, never
+// a panic.
+func FuzzMedian(f *testing.F) {
+	f.Add([]byte{0, 10, 30, 40}, uint8(4), uint8(1))
+	f.Add([]byte{255, 0, 100, 7, 255, 3}, uint8(3), uint8(2))
+	f.Fuzz(func(t *testing.T, raw []byte, vals, n8 uint8) {
+		n := 1 + int(n8%16)
+		v := 1 + int(vals%12)
+		lists := make([][]Report, v)
+		powers := make([]uint64, v)
+		var total uint64
+		for i := range lists {
+			powers[i] = 1 + uint64(i%5)
+			total += powers[i]
+			l := make([]Report, n)
+			for e := range l {
+				k := i*n + e
+				if k < len(raw) {
+					l[e] = Report(raw[k])
+					if l[e] != Unknown && !l[e].Known() {
+						l[e] = Report(raw[k] % (byte(MaxRate) + 1))
+					}
+				}
+			}
+			lists[i] = Clamp(l)
+		}
+		got, err := Median(encodeAll(t, lists, powers), total, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := referenceMedian(lists, powers, total, n); !slices.Equal(got, want) {
+			t.Fatalf("Median %v, reference %v", got, want)
+		}
+	})
+}
