@@ -14,16 +14,21 @@ import (
 // environment) cannot switch a release binary into a lying mode; the modes
 // are compiled in only with -tags lying.
 func TestReleaseBuildNeverLies(t *testing.T) {
-	t.Setenv("INFERENCED_LIE", "all-miss")
 	honest := func(sdk.Context, *abci.RequestExtendVote) (*abci.ResponseExtendVote, error) {
 		return &abci.ResponseExtendVote{VoteExtension: []byte("honest")}, nil
 	}
-	got, err := (&App{}).lyingVotes(honest, log.NewNopLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rsp, err := got(sdk.Context{}, &abci.RequestExtendVote{})
-	if err != nil || string(rsp.VoteExtension) != "honest" {
-		t.Fatalf("release build answered %q, %v", rsp.VoteExtension, err)
+	// Every mode of the test build (lying_on.go), about liveness and
+	// about service, and its file form.
+	for _, mode := range []string{"all-miss", "all-ok", "garbage", "oversized", "wrong-epoch",
+		"service-max", "service-zero", "service-garbage", "service-target", "service-target:1", "file:/tmp/lie-mode"} {
+		t.Setenv("INFERENCED_LIE", mode)
+		got, err := (&App{}).lyingVotes(honest, log.NewNopLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rsp, err := got(sdk.Context{}, &abci.RequestExtendVote{})
+		if err != nil || string(rsp.VoteExtension) != "honest" {
+			t.Fatalf("%s: release build answered %q, %v", mode, rsp.VoteExtension, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
@@ -24,11 +26,11 @@ import (
 // that file (re-read every 200 ms; empty or missing = honest), so that one
 // network can go through every mode. Unset, the validator is honest. The
 // e2e tests run one such validator to show that a Byzantine minority can
-// neither exclude a healthy executor nor keep a dead one in, nor stall the
-// chain.
+// neither exclude a healthy executor nor keep a dead or degraded one in,
+// nor stall the chain.
 const LieEnv = "INFERENCED_LIE"
 
-// Lying modes.
+// Lying modes about liveness: the whole extension is the lie.
 const (
 	LieAllMiss    = "all-miss"    // every executor reported missed
 	LieAllOK      = "all-ok"      // every executor reported ok, the dead one too
@@ -36,6 +38,21 @@ const (
 	LieOversized  = "oversized"   // one byte over the size limit
 	LieWrongEpoch = "wrong-epoch" // a well-formed extension for the next epoch
 )
+
+// Lying modes about service: the liveness verdicts are the validator's
+// honest ones (its own monitor's), only the service reports lie.
+const (
+	LieServiceMax     = "service-max"     // every executor at the maximum failed share, 100%
+	LieServiceZero    = "service-zero"    // every executor at 0%, a degraded one too
+	LieServiceGarbage = "service-garbage" // a service field that does not decode: the extension is rejected
+	// LieServiceTarget reports one executor at 100% and every other at
+	// 0%: the first member of the group, or the member at index i with
+	// "service-target:i".
+	LieServiceTarget = "service-target"
+)
+
+var lieModes = []string{LieAllMiss, LieAllOK, LieGarbage, LieOversized, LieWrongEpoch,
+	LieServiceMax, LieServiceZero, LieServiceGarbage, LieServiceTarget + "[:i]"}
 
 func (app *App) lyingVotes(honest sdk.ExtendVoteHandler, logger log.Logger) (sdk.ExtendVoteHandler, error) {
 	setting := os.Getenv(LieEnv)
@@ -47,7 +64,7 @@ func (app *App) lyingVotes(honest sdk.ExtendVoteHandler, logger log.Logger) (sdk
 		mode.Store("")
 		go followMode(path, &mode, logger)
 	} else {
-		if _, err := lie(setting, 1, 1); err != nil {
+		if err := checkMode(setting); err != nil {
 			return nil, err
 		}
 		mode.Store(setting)
@@ -62,7 +79,15 @@ func (app *App) lyingVotes(honest sdk.ExtendVoteHandler, logger log.Logger) (sdk
 		if err != nil || n == 0 {
 			return honest(ctx, req)
 		}
-		bz, err := lie(m, epoch, n)
+		var truth []byte
+		if strings.HasPrefix(m, "service-") {
+			rsp, err := honest(ctx, req)
+			if err != nil {
+				return rsp, err
+			}
+			truth = rsp.VoteExtension
+		}
+		bz, err := lie(m, epoch, n, truth)
 		if err != nil {
 			return honest(ctx, req)
 		}
@@ -75,7 +100,7 @@ func followMode(path string, mode *atomic.Value, logger log.Logger) {
 	for range time.Tick(200 * time.Millisecond) {
 		bz, _ := os.ReadFile(path)
 		m := strings.TrimSpace(string(bz))
-		if _, err := lie(m, 1, 1); m != "" && err != nil {
+		if m != "" && checkMode(m) != nil {
 			continue
 		}
 		if old, _ := mode.Swap(m).(string); old != m {
@@ -84,8 +109,15 @@ func followMode(path string, mode *atomic.Value, logger log.Logger) {
 	}
 }
 
-// lie builds the extension of a lying validator for a group of n.
-func lie(mode string, epoch uint64, n int) ([]byte, error) {
+// checkMode says whether mode is one lie knows.
+func checkMode(mode string) error {
+	_, err := lie(mode, 1, 1, nil)
+	return err
+}
+
+// lie builds the extension of a lying validator for a group of n; honest
+// is its honest extension (the service modes keep its liveness verdicts).
+func lie(mode string, epoch uint64, n int, honest []byte) ([]byte, error) {
 	all := func(epoch uint64, v verdict.Verdict) ([]byte, error) {
 		vs := make([]verdict.Verdict, n)
 		for i := range vs {
@@ -108,7 +140,72 @@ func lie(mode string, epoch uint64, n int) ([]byte, error) {
 		return bytes.Repeat([]byte{0x55}, ve.MaxSize(n)+1), nil
 	case LieWrongEpoch:
 		return all(epoch+1, verdict.OK)
+	case LieServiceMax:
+		return lieAboutService(epoch, n, honest, func(int) service.Report { return service.MaxRate })
+	case LieServiceZero:
+		return lieAboutService(epoch, n, honest, func(int) service.Report { return 0 })
+	case LieServiceGarbage:
+		return serviceGarbage(epoch, n, honest)
 	}
-	return nil, fmt.Errorf("%s=%q: modes are %s, %s, %s, %s, %s", LieEnv, mode,
-		LieAllMiss, LieAllOK, LieGarbage, LieOversized, LieWrongEpoch)
+	if rest, ok := strings.CutPrefix(mode, LieServiceTarget); ok {
+		target := 0
+		if rest != "" {
+			i, err := strconv.Atoi(strings.TrimPrefix(rest, ":"))
+			if err != nil || !strings.HasPrefix(rest, ":") || i < 0 {
+				return nil, fmt.Errorf("%s=%q: the target is a member index, %s:<i>", LieEnv, mode, LieServiceTarget)
+			}
+			target = i
+		}
+		return lieAboutService(epoch, n, honest, func(i int) service.Report {
+			if i == target {
+				return service.MaxRate
+			}
+			return 0
+		})
+	}
+	return nil, fmt.Errorf("%s=%q: modes are %s", LieEnv, mode, strings.Join(lieModes, ", "))
+}
+
+// honestVerdicts is the packed liveness verdicts of the honest extension,
+// all unknown if it abstained or does not decode.
+func honestVerdicts(n int, honest []byte) ([]byte, error) {
+	if ext, err := ve.Decode(honest, n); err == nil && len(honest) > 0 {
+		return ext.Verdicts, nil
+	}
+	return verdict.Pack(make([]verdict.Verdict, n))
+}
+
+// lieAboutService is the honest liveness verdicts with the service report
+// rate(i) for every member i.
+func lieAboutService(epoch uint64, n int, honest []byte, rate func(int) service.Report) ([]byte, error) {
+	packed, err := honestVerdicts(n, honest)
+	if err != nil {
+		return nil, err
+	}
+	reports := make([]service.Report, n)
+	for i := range reports {
+		reports[i] = rate(i)
+	}
+	list, err := service.Encode(service.Clamp(reports))
+	if err != nil {
+		return nil, err
+	}
+	return ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed, Service: list}, n)
+}
+
+// serviceGarbage is the honest liveness verdicts, canonically framed, with
+// a service field that does not decode (a wrong marker byte): ve.Encode
+// refuses it, so the message is marshalled here; VerifyVoteExtension
+// rejects the whole extension.
+func serviceGarbage(epoch uint64, n int, honest []byte) ([]byte, error) {
+	packed, err := honestVerdicts(n, honest)
+	if err != nil {
+		return nil, err
+	}
+	compact, err := verdict.Compact(packed, n)
+	if err != nil {
+		return nil, err
+	}
+	ext := types.HealthVoteExtension{EpochIndex: epoch, Verdicts: compact, Service: []byte{0x07, 0xff, 0xff}}
+	return ext.Marshal()
 }

@@ -13,6 +13,50 @@ toml_set() {
   ' "$file" >"$tmp" && mv "$tmp" "$file"
 }
 
+# canary_config APP writes the canary keys of [health-monitor] that are set
+# (localnet.sh's MONITOR_CANARY_*); an unset one keeps the binary's default.
+#
+# The binary's defaults (monitor/config.go: a canary a minute or so per
+# executor, minutes of TTL) are sized for gonka's ~6 s blocks, thousands of
+# executors and a real executor's baseline of failures; on the localnet's
+# 0.5-0.7 s blocks they would take many minutes to say anything. For up
+# to 16 executors localnet.sh defaults to:
+#   canary-interval 1s (2 blocks): each validator canaries each executor
+#     about once per two blocks, so a validator meets a fault's first
+#     failed canary within a few blocks; 4 validators x 6 executors is 24
+#     canaries/s in all, a fraction of a core;
+#   canary-suspect-interval 200ms: a burst (after a local miss, or while
+#     the chain holds the executor) refills a window in about 3 s, so a 28%
+#     failure shows in the attested rate 5-7 blocks after the fault, and a
+#     fixed executor's windows are clean again within its cooldown;
+#   canary-timeout 2s: 40 times the fake executor's 50 ms, so a busy 2-core
+#     machine makes no false misses;
+#   canary-window 16, canary-min-samples 4: a fake executor fails nothing
+#     unless told, so a short window is no noise, and 16 outcomes put a
+#     28% executor 3 misses (19%) or more above the 15-point floor
+#     (abci/ve ServiceFloor) at ~87% of validators at any time: the lower
+#     median of 4 is a service miss in about 9 blocks of 10;
+#   canary-ttl 20s: a full window at the background rate (16 x 1s plus
+#     jitter), above the floor Validate sets (4 x 1s + 2s), so a healthy
+#     executor's report is always known and the service ok that marks it
+#     serving comes every block.
+# A fleet (above 16 executors) keeps the binary's defaults: 4 validators
+# canarying 1,000 executors every second would be 4,000 inferences/s.
+canary_config() {
+  local app=$1 key var value small=""
+  [ "$NUM_EXECUTORS" -gt 16 ] || small=1
+  declare -A def=([interval]=1s [suspect-interval]=200ms [timeout]=2s [window]=16 [min-samples]=4 [ttl]=20s)
+  for key in enabled interval suspect-interval timeout window min-samples ttl max-concurrency; do
+    var="MONITOR_CANARY_$(tr 'a-z-' 'A-Z_' <<<"$key")"
+    value=${!var:-${small:+${def[$key]:-}}}
+    [ -n "$value" ] || continue
+    case $key in
+      *interval | timeout | ttl) toml_set "$app" health-monitor "canary-$key" "\"$value\"" ;;
+      *) toml_set "$app" health-monitor "canary-$key" "$value" ;;
+    esac
+  done
+}
+
 init_network() {
   log "initialising $NUM_VALIDATORS validators and $NUM_EXECUTORS executors in $HOME_DIR"
   rm -rf "$HOME_DIR"
@@ -80,7 +124,8 @@ init_network() {
     --arg cbi "$CB_INITIAL_COOLDOWN" --arg cbm "$CB_MAX_COOLDOWN" --arg dh "$DOWNTIME_H_THRESHOLD" \
     --arg veh "$VE_ENABLE_HEIGHT" \
     --arg tw "$CB_TRAFFIC_WINDOW" --arg tm "$CB_TRAFFIC_MIN_SAMPLES" \
-    --arg tp "$CB_TRAFFIC_THRESHOLD_PCT" --arg tc "$CB_TRAFFIC_CONSECUTIVE" '
+    --arg tp "$CB_TRAFFIC_THRESHOLD_PCT" --arg tc "$CB_TRAFFIC_CONSECUTIVE" \
+    --arg ma "$AGENT_MISS_ALLOWANCE" '
     def set_if($key; $v): if $v == "" then . else .app_state.inference.params[$key] = $v end;
     .app_state.inference.params.epoch_length = $el
     | .app_state.inference.params.poc_phase_blocks = $poc
@@ -92,6 +137,7 @@ init_network() {
     | set_if("health_cb_traffic_min_samples"; $tm)
     | set_if("health_cb_traffic_miss_threshold_pct"; $tp)
     | set_if("health_cb_traffic_consecutive_misses"; $tc)
+    | set_if("transfer_agent_miss_allowance"; $ma)
     | .app_state.gov.params.voting_period = "20s"
     | .app_state.gov.params.expedited_voting_period = "10s"
     | .app_state.gov.params.min_deposit[0].amount = "1000"
@@ -139,6 +185,7 @@ init_network() {
     if [ -n "$MONITOR_MAX_CONCURRENCY" ]; then
       toml_set "$app" health-monitor max-concurrency "$MONITOR_MAX_CONCURRENCY"
     fi
+    canary_config "$app"
     if [ "$TELEMETRY" = 1 ]; then
       # CometBFT's metrics on their own port; the app's (go-metrics, kept
       # 60 s after their last update) on the REST server's /metrics.

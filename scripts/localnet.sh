@@ -21,6 +21,9 @@
 #   AGENTS             registered transfer agents agent0..   (3)
 #   AGENT_BOND         each genesis agent's bond (the genesis param
 #                      transfer_agent_min_bond, i.e. types.DefaultParams)
+#   AGENT_MISS_ALLOWANCE  transfer_agent_miss_allowance: charged misses an
+#                      agent may make before its starts are refused (the
+#                      chain's default)
 #   PORT_OFFSET        added to every port, to run two networks at once (0)
 #   BLOCK_TIME         CometBFT timeout_commit; ~1 s blocks (700ms)
 #   EPOCH_LENGTH       blocks per epoch                   (200)
@@ -43,6 +46,10 @@
 #                      the binary's default): probe several times per block
 #                      at 6 executors; a large network needs its own sizing
 #                      (monitor/README.md)
+#   MONITOR_CANARY_ENABLED, _INTERVAL, _SUSPECT_INTERVAL, _TIMEOUT, _WINDOW,
+#   _MIN_SAMPLES, _TTL, _MAX_CONCURRENCY  [health-monitor] canary-* keys
+#                      (true, 1s, 200ms, 2s, 16, 4, 20s, the binary's; above
+#                      16 executors the binary's: localnet-init.sh says why)
 #   TELEMETRY          1: CometBFT's Prometheus endpoint and the app's
 #                      telemetry on (README.md, "Metrics"); 0: off   (1)
 #   MODEL              model every executor serves        (llama-7b)
@@ -108,6 +115,7 @@ NUM_VALIDATORS=${NUM_VALIDATORS:-4}
 NUM_EXECUTORS=${NUM_EXECUTORS:-6}
 AGENTS=${AGENTS:-3}
 AGENT_BOND=${AGENT_BOND:-}
+AGENT_MISS_ALLOWANCE=${AGENT_MISS_ALLOWANCE:-}
 PORT_OFFSET=${PORT_OFFSET:-0}
 BLOCK_TIME=${BLOCK_TIME:-700ms}
 EPOCH_LENGTH=${EPOCH_LENGTH:-200}

@@ -20,10 +20,16 @@ import (
 //	    while the load driver's honest agents run: the executor stays
 //	    HEALTHY and ACTIVE, the griefer is refused once its charged misses
 //	    pass its allowance, the honest agents' standing is untouched.
+//
+// No validator sends canaries here: (b) is the probe slot that agents
+// hold after a traffic exclusion, which canaries would take over (they
+// see the fixed executor serving and restore it themselves). Agents
+// against an executor the canaries see serving: scenario 12.
 func TestTransferAgentsAgainstGriefing(t *testing.T) {
 	cfg := ln.DefaultConfig()
 	cfg.PortOffset = 5400
 	cfg.ExpirationBlocks, cfg.SPRTThreshold = 3, 50
+	cfg.Canary.Off = true
 	n := start(t, cfg)
 	griefer := n.KeyAddress(ln.GrieferKey)
 

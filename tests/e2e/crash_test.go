@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestValidatorCrashAndRestart(t *testing.T) {
 			s.ExcludedAt, s.EligibleHeight, s.Exclusions)
 	}
 	for i := 1; i < 4; i++ {
-		if states[i] != states[0] {
+		if !reflect.DeepEqual(states[i], states[0]) {
 			t.Errorf("node %d breaker state %+v, node 0 %+v", i, states[i], states[0])
 		}
 	}

@@ -24,10 +24,15 @@ const maxRoutedToExclusion = 110
 // nor does PROBE
 // while its probe inference fails; once inferences succeed again, the
 // probe inference finishing does.
+//
+// This is the traffic path alone: no validator sends canaries here. With
+// canaries the validators would see the 40% themselves and the executor
+// would go out and come back on service evidence (scenario 11, (a)).
 func TestDegradedExecutorNeedsARealProbe(t *testing.T) {
 	cfg := ln.DefaultConfig()
 	cfg.PortOffset = 2500
 	cfg.ExpirationBlocks, cfg.SPRTThreshold = 3, 50
+	cfg.Canary.Off = true
 	n := start(t, cfg)
 	bad := n.ExecutorAddr(1)
 	load := n.StartLoad(4, "degraded", 8*time.Minute)

@@ -14,7 +14,10 @@ import (
 // every executor missed, every executor ok (the dead one too), or sends
 // garbage, oversized or wrong-epoch extensions. In every mode a healthy
 // executor is never excluded, the dead one is still excluded within 3
-// blocks, and blocks keep coming at their pace.
+// blocks, and blocks keep coming at their pace. Then, on the same network,
+// it lies about service only (lying_service_test.go): every executor or
+// one executor at 100%, a service field that does not decode, and every
+// executor at 0% while one really fails half its inferences.
 func TestOneLyingValidatorOfFour(t *testing.T) {
 	skipShort(t) // before the build
 	lying := ln.BuildLying(t)
@@ -53,6 +56,7 @@ func TestOneLyingValidatorOfFour(t *testing.T) {
 		r.blockTime = n.BlockTimes(from, n.Height())
 		results = append(results, r)
 	}
+	lies := serviceLies(t, n, modeFile)
 
 	t.Logf("validator 3 of 4 lies; executor exec1 %s goes dark once per mode; normal block time %s", dead, normal.Round(time.Millisecond))
 	t.Logf("  %-12s %-34s %6s %9s %7s %10s %s", "mode", "liar's vote on exec1 (bundle)", "dark", "excluded", "blocks", "block time", "healthy executors excluded")
@@ -75,4 +79,5 @@ func TestOneLyingValidatorOfFour(t *testing.T) {
 			t.Errorf("%s: blocks every %s, normally %s: the chain slowed down", r.mode, r.blockTime, normal)
 		}
 	}
+	checkServiceLies(t, lies, normal)
 }

@@ -55,6 +55,10 @@ func scaleConfig(offset, executors int) ln.Config {
 	cfg.PortOffset, cfg.Executors, cfg.Fleet = offset, executors, true
 	cfg.BlockTime = scaleBlockTime
 	cfg.Monitor = scaleMonitor
+	// The binary's canaries on both networks (the script gives one of up
+	// to 16 executors faster ones), so that the size is the only
+	// difference.
+	cfg.Canary = ln.BinaryCanaries()
 	// As scenario 1: inferences expire fast, and SPRT stays out of the way
 	// of the breaker.
 	cfg.ExpirationBlocks, cfg.SPRTThreshold = 3, 50

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferenced/inferenced/monitor"
 )
 
 // Config is a network's settings, translated to scripts/localnet.sh's
@@ -42,6 +44,13 @@ type Config struct {
 	// a zero field keeps the script's (150ms, 250ms, 2s, the binary's
 	// concurrency).
 	Monitor MonitorConfig
+	// Canary is every validator's canary settings (MONITOR_CANARY_*); a
+	// zero field keeps the script's (scripts/localnet-init.sh).
+	Canary CanaryConfig
+
+	// AgentMissAllowance is AGENT_MISS_ALLOWANCE, the genesis
+	// transfer_agent_miss_allowance (the chain's default, 10).
+	AgentMissAllowance int64
 
 	// Fleet serves every executor from one fake-executor process (FLEET=1),
 	// which the script does anyway above 16 executors.
@@ -90,6 +99,26 @@ func DefaultConfig() Config {
 type MonitorConfig struct {
 	ProbeInterval, ProbeTimeout, VerdictTTL time.Duration
 	MaxConcurrency                          int
+}
+
+// CanaryConfig is the health monitor's canary keys the script writes into
+// every validator's app.toml (MONITOR_CANARY_*). Off turns canaries off
+// (every service report unknown: the chain runs on liveness attestations
+// and traffic alone); a zero field keeps the script's default (up to 16
+// executors: 1s, 200ms, 2s, 16, 4, 20s; above: the binary's).
+type CanaryConfig struct {
+	Off                                     bool
+	Interval, SuspectInterval, Timeout, TTL time.Duration
+	Window, MinSamples, MaxConcurrency      int
+}
+
+// BinaryCanaries is the binary's own canary defaults (monitor.DefaultConfig,
+// sized for gonka's blocks), spelled out for a network that must not take
+// the script's small-network ones.
+func BinaryCanaries() CanaryConfig {
+	d := monitor.DefaultConfig()
+	return CanaryConfig{Interval: d.CanaryInterval, SuspectInterval: d.CanarySuspectInterval, Timeout: d.CanaryTimeout,
+		TTL: d.CanaryTTL, Window: d.CanaryWindow, MinSamples: d.CanaryMinSamples, MaxConcurrency: d.CanaryMaxConcurrency}
 }
 
 // TripRule is a trip rule for traffic samples: at least MinSamples and a
@@ -163,6 +192,17 @@ func (c Config) env() []string {
 	setDuration("MONITOR_PROBE_TIMEOUT", c.Monitor.ProbeTimeout)
 	setDuration("MONITOR_VERDICT_TTL", c.Monitor.VerdictTTL)
 	setInt("MONITOR_MAX_CONCURRENCY", int64(c.Monitor.MaxConcurrency))
+	if c.Canary.Off {
+		env = append(env, "MONITOR_CANARY_ENABLED=false")
+	}
+	setDuration("MONITOR_CANARY_INTERVAL", c.Canary.Interval)
+	setDuration("MONITOR_CANARY_SUSPECT_INTERVAL", c.Canary.SuspectInterval)
+	setDuration("MONITOR_CANARY_TIMEOUT", c.Canary.Timeout)
+	setInt("MONITOR_CANARY_WINDOW", int64(c.Canary.Window))
+	setInt("MONITOR_CANARY_MIN_SAMPLES", int64(c.Canary.MinSamples))
+	setDuration("MONITOR_CANARY_TTL", c.Canary.TTL)
+	setInt("MONITOR_CANARY_MAX_CONCURRENCY", int64(c.Canary.MaxConcurrency))
+	setInt("AGENT_MISS_ALLOWANCE", c.AgentMissAllowance)
 	if c.Fleet {
 		env = append(env, "FLEET=1")
 	}

@@ -30,12 +30,18 @@ func TestConfigEnvSpellsEverySetting(t *testing.T) {
 	c.NodeEnv = map[int]string{3: "A=1 B=2"}
 	c.Monitor = MonitorConfig{ProbeInterval: 400 * time.Millisecond, ProbeTimeout: 200 * time.Millisecond,
 		VerdictTTL: 3 * time.Second, MaxConcurrency: 256}
+	c.Canary = CanaryConfig{Off: true, Interval: 2 * time.Second, SuspectInterval: 300 * time.Millisecond,
+		Timeout: time.Second, TTL: time.Minute, Window: 8, MinSamples: 3, MaxConcurrency: 16}
+	c.AgentMissAllowance = 60
 	c.Fleet = true
 	want := []string{"NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "AGENTS=2", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
 		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50",
 		"CB_TRAFFIC_WINDOW=16", "CB_TRAFFIC_MIN_SAMPLES=4", "CB_TRAFFIC_THRESHOLD_PCT=25", "CB_TRAFFIC_CONSECUTIVE=3",
 		"VE_ENABLE_HEIGHT=0",
 		"MONITOR_PROBE_INTERVAL=400ms", "MONITOR_PROBE_TIMEOUT=200ms", "MONITOR_VERDICT_TTL=3s", "MONITOR_MAX_CONCURRENCY=256",
+		"MONITOR_CANARY_ENABLED=false", "MONITOR_CANARY_INTERVAL=2s", "MONITOR_CANARY_SUSPECT_INTERVAL=300ms",
+		"MONITOR_CANARY_TIMEOUT=1s", "MONITOR_CANARY_WINDOW=8", "MONITOR_CANARY_MIN_SAMPLES=3", "MONITOR_CANARY_TTL=1m0s",
+		"MONITOR_CANARY_MAX_CONCURRENCY=16", "AGENT_MISS_ALLOWANCE=60",
 		"FLEET=1", "MONITOR_OFF_NODES=1 3", "NODE1_BIN=/bin/other", "NODE3_BIN=/bin/liar", "NODE3_ENV=A=1 B=2"}
 	if got := c.env(); !slices.Equal(got, want) {
 		t.Errorf("env\n got %q\nwant %q", got, want)

@@ -1,6 +1,7 @@
 package localnet
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -20,6 +21,14 @@ type HealthJSON struct {
 	Exclusions     int    `json:"exclusions"`
 	ProbeID        string `json:"probe_inference_id"`
 	HeldMisses     int    `json:"held_misses"`
+	// Evidence is the kind of the last exclusion's samples (Attested,
+	// Traffic, Service); the service window and the scope of a scoped
+	// traffic trip (agents refused until ScopedUntil).
+	Evidence       string   `json:"evidence"`
+	ServiceSamples int      `json:"service_samples"`
+	ServiceMisses  int      `json:"service_misses"`
+	ScopedAgents   []string `json:"scoped_agents"`
+	ScopedUntil    string   `json:"scoped_until"`
 }
 
 // Health reads an executor's breaker state over REST (node 0).
@@ -110,6 +119,15 @@ func (n *Net) TransitionEvents(height int64, executor string) []map[string]strin
 // event in the results of block height, in emission order.
 func (n *Net) AllTransitionEvents(height int64) []map[string]string {
 	n.t.Helper()
+	return n.Events(height, healthChanged)
+}
+
+// Events returns the attributes of every event of type typ (a proto
+// message name: ScopedEvent, ProbeStartedEvent) in the results of block
+// height, in emission order. Values are unquoted; a list stays JSON
+// (ListAttr reads it).
+func (n *Net) Events(height int64, typ string) []map[string]string {
+	n.t.Helper()
 	var res struct {
 		Result struct {
 			Events []struct {
@@ -121,17 +139,29 @@ func (n *Net) AllTransitionEvents(height int64) []map[string]string {
 			} `json:"finalize_block_events"`
 		} `json:"result"`
 	}
-	if err := n.GetJSON(fmt.Sprintf("%s/block_results?height=%d", n.RPC(0), height), &res); err != nil {
+	// Node 0 may report a height before its results are stored: retry
+	// for a few seconds.
+	url := fmt.Sprintf("%s/block_results?height=%d", n.RPC(0), height)
+	err := n.GetJSON(url, &res)
+	for deadline := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		err = n.GetJSON(url, &res)
+	}
+	if err != nil {
 		n.t.Fatalf("block results: %v", err)
 	}
 	var out []map[string]string
 	for _, ev := range res.Result.Events {
-		if ev.Type != healthChanged {
+		if ev.Type != typ {
 			continue
 		}
 		attrs := map[string]string{}
 		for _, a := range ev.Attributes {
-			attrs[a.Key] = strings.Trim(a.Value, `"`)
+			if strings.HasPrefix(a.Value, "[") {
+				attrs[a.Key] = a.Value
+			} else {
+				attrs[a.Key] = strings.Trim(a.Value, `"`)
+			}
 		}
 		out = append(out, attrs)
 	}
@@ -149,4 +179,15 @@ func SawProbe(n *Net, executor string, from, to int64) bool {
 		}
 	}
 	return false
+}
+
+// ListAttr reads an event attribute holding a list of strings (JSON, as
+// the typed events write a repeated field); "" is an empty list.
+func ListAttr(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []string
+	err := json.Unmarshal([]byte(v), &out)
+	return out, err
 }

@@ -21,10 +21,12 @@ var (
 	// Reasons for a return to HEALTHY.
 	ProbeSucceeded = types.HEALTH_REASON_PROBE_SUCCEEDED.String()
 	AttestedOK     = types.HEALTH_REASON_ATTESTED_OK.String()
+	ServiceOK      = types.HEALTH_REASON_SERVICE_OK.String()
 
 	// The evidence a transition was decided on.
 	Attested = types.SAMPLE_KIND_ATTESTED.String()
 	Traffic  = types.SAMPLE_KIND_TRAFFIC.String()
+	Service  = types.SAMPLE_KIND_SERVICE.String()
 
 	// Inference statuses.
 	Finished = types.INFERENCE_STATUS_FINISHED.String()
@@ -42,6 +44,11 @@ var (
 
 	// healthChanged is the type of the breaker's transition events.
 	healthChanged = proto.MessageName(&types.EventExecutorHealthChanged{})
+	// ScopedEvent: a traffic trip of an executor the canaries see serving
+	// kept out only the agents whose misses counted; ProbeStartedEvent:
+	// an inference took a PROBE executor's probe slot (Events).
+	ScopedEvent       = proto.MessageName(&types.EventExecutorScoped{})
+	ProbeStartedEvent = proto.MessageName(&types.EventProbeStarted{})
 )
 
 // Short is an enum name without its type's prefix, for the figures:
