@@ -33,9 +33,13 @@ func writeCanaryGoals(row func(goal, figure string, met bool), fig func(scenario
 		}
 	}
 	if f, ok := fig("canary-aware", st); ok {
-		today, _ := fig("canary-aware", "chain")
-		row("S5: an executor that serves canaries and fails 30% of clients is out on traffic as fast as today (median inferences)",
-			fmt.Sprintf("%s vs %s (chain); %d of %d never out", med(f.ToOutInferences), med(today.ToOutInferences), f.NeverOut, f.Episodes),
+		// Today: the chain's traffic evidence against a 28% executor (42
+		// inferences at gonka's shape), the bound.
+		today, _ := fig("degraded-28", "chain")
+		same, _ := fig("canary-aware", "chain")
+		row("S5: an executor that serves canaries and fails 30% of clients is out on traffic as fast as today (median inferences, today: chain on degraded-28)",
+			fmt.Sprintf("%s vs %s; chain on the same scenario %s (its SPRT also hears the misses the canaries contradict); %d of %d never out",
+				med(f.ToOutInferences), med(today.ToOutInferences), med(same.ToOutInferences), f.NeverOut, f.Episodes),
 			f.ToOutInferences >= 0 && (today.ToOutInferences < 0 || f.ToOutInferences <= today.ToOutInferences) && f.NeverOut == 0)
 		row("S5: honest agents routing to it are never stopped", fmt.Sprintf("%d stopped", f.HonestStopped), f.HonestStopped == 0)
 	}
