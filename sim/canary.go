@@ -279,43 +279,19 @@ func mix(seed, x, k uint64) uint64 {
 	return z ^ z>>31
 }
 
-// viewService is breakerstore's viewService: the block's rates decoded
-// once, with the peers' limits (a miss above miss, an ok at or below ok).
+// viewService is the step's: the block's rates decoded once
+// (service.NewView); none when they do not fit.
 func (s *chain) viewService(rates []byte) {
-	s.service = serviceView{}
-	if len(rates) == 0 {
-		return
-	}
-	median, ok, err := service.PeerMedian(rates, s.c.Executors)
-	if err != nil || !ok {
-		return
-	}
-	decoded, err := service.Decode(rates, s.c.Executors)
+	view, err := service.NewView(rates, s.c.Executors, s.params.HealthCbServiceExcessPct)
 	if err != nil {
-		return
+		view = service.View{}
 	}
-	excess := s.params.HealthCbServiceExcessPct
-	s.service = serviceView{rates: decoded, miss: uint64(median) + excess, ok: uint64(median) + excess/2}
-}
-
-// serviceView is one block's service rates and limits (breakerstore's).
-type serviceView struct {
-	rates    []service.Report
-	miss, ok uint64
-}
-
-// sample is executor e's service sample: whether there is one, and a miss.
-func (v serviceView) sample(e int) (has, miss bool) {
-	if e >= len(v.rates) || !v.rates[e].Known() {
-		return false, false
-	}
-	r := uint64(v.rates[e])
-	return r > v.miss || r <= v.ok, r > v.miss
+	s.service = view
 }
 
 // servingNow is the step's: the block's rates see e serving.
 func (s *chain) servingNow(e int) bool {
-	has, miss := s.service.sample(e)
+	has, miss := s.service.Sample(e)
 	return has && !miss
 }
 
@@ -324,8 +300,8 @@ func (s *chain) servingNow(e int) bool {
 // the peers' median by more than the excess, an ok for each one within
 // half of it that the chain holds a record on, nothing in between.
 func (s *chain) applyService(h int64) {
-	for e := range s.service.rates {
-		if has, miss := s.service.sample(e); has {
+	for e := range s.service.Rates {
+		if has, miss := s.service.Sample(e); has {
 			s.applyValidators(h, e, miss, judge.Service)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/lottery"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/sprt"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
@@ -24,7 +25,7 @@ type chain struct {
 	c        Config
 	attests  bool
 	canaries bool // reads the validators' service rates (chain+canary)
-	service  serviceView
+	service  service.View
 	p        judge.Params
 	params   types.Params
 	test     sprt.Test
@@ -144,7 +145,7 @@ func (s *chain) State(e int) State {
 func (s *chain) BeginBlock(h int64, votes Votes) {
 	s.height = h
 	attested := votes.Attested
-	s.service = serviceView{}
+	s.service = service.View{}
 	if s.canaries {
 		s.viewService(votes.Service)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/judge"
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -46,7 +47,7 @@ type step struct {
 	height  int64
 	p       judge.Params
 	cap     *capTracker
-	service serviceView
+	service service.View
 	changed bool
 	out     Applied
 }
@@ -74,7 +75,7 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 		// samples, the chain keeps its liveness.
 		sdk.UnwrapSDKContext(ctx).Logger().Error("service rates do not fit the epoch group; none applied",
 			"module", types.ModuleName, "err", err)
-		view = serviceView{}
+		view = service.View{}
 	}
 	st := &step{
 		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),

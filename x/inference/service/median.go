@@ -176,3 +176,41 @@ func lowerMedian(counts *[MaxRate + 1]int, known int) Report {
 	}
 	return MaxRate // unreachable: the counts sum to known
 }
+
+// View is one block's attested rates as the breaker reads them: each
+// member's rate in group order, and the limits the peers' median sets. A
+// rate above Miss is a service miss; at or below OK, a service ok (the
+// canaries see the executor serving); in between, no sample, since an ok
+// restores an executor and shields it from agents' traffic trips and must
+// not be one noisy step under a miss.
+type View struct {
+	Rates    []Report // nil: no rates this block
+	Miss, OK uint64
+}
+
+// NewView decodes a block's encoded rates for a group of n once, against
+// the peers' median plus excess (a miss) and half of it (an ok).
+func NewView(rates []byte, n int, excess uint64) (View, error) {
+	if n <= 0 || len(rates) == 0 {
+		return View{}, nil
+	}
+	median, known, err := PeerMedian(rates, n)
+	if err != nil || !known {
+		return View{}, err
+	}
+	decoded, err := Decode(rates, n)
+	if err != nil {
+		return View{}, err
+	}
+	return View{Rates: decoded, Miss: uint64(median) + excess, OK: uint64(median) + excess/2}, nil
+}
+
+// Sample is member i's service sample: whether there is one, and whether
+// it is a miss.
+func (v View) Sample(i int) (has, miss bool) {
+	if i < 0 || i >= len(v.Rates) || !v.Rates[i].Known() {
+		return false, false
+	}
+	r := uint64(v.Rates[i])
+	return r > v.Miss || r <= v.OK, r > v.Miss
+}
