@@ -141,11 +141,10 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 			}
 			reports[e] = cs.report(w, v, e, r, h)
 		}
-		attested := service.Relative(reports, ve.ServiceFloor)
+		bz, err := service.Attest(reports, ve.ServiceFloor)
 		if v < c.Byzantine {
-			attested = cs.lie(w, h)
+			bz, err = service.Encode(service.Clamp(cs.lie(w, h)))
 		}
-		bz, err := service.Encode(service.Clamp(attested))
 		if err != nil {
 			return nil, err
 		}

@@ -55,7 +55,7 @@ func serviceList(tb testing.TB, n, i int) []byte {
 		}
 		rates[e] = service.Rate(misses, 16)
 	}
-	bz, err := service.Encode(service.Clamp(service.Relative(rates, ve.ServiceFloor)))
+	bz, err := service.Attest(rates, ve.ServiceFloor)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (h Handler) service(epoch uint64, n int) []byte {
 	}
 	var bz []byte
 	if err == nil {
-		bz, err = service.Encode(service.Clamp(service.Relative(rates, ServiceFloor)))
+		bz, err = service.Attest(rates, ServiceFloor)
 	}
 	if err != nil {
 		h.logger.Debug("abstaining on service in vote extension", "epoch", epoch, "reason", err)

@@ -74,3 +74,10 @@ func Clamp(reports []Report) []Report {
 	}
 	return out
 }
+
+// Attest is what an honest validator puts in its extension for the
+// failed shares its monitor saw: Relative to its own median under floor,
+// Clamped to what a list holds, encoded.
+func Attest(rates []Report, floor Report) ([]byte, error) {
+	return Encode(Clamp(Relative(rates, floor)))
+}
