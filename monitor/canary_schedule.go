@@ -204,20 +204,45 @@ func (p *canaryPlan) requeue(targets []*target) {
 // takeCanary returns the executor whose canary is most overdue, marked in
 // flight, and the model to ask for; or nil and how long until the next
 // one is due (0 if none is waiting).
+//
+// An executor whose latest health probe failed is not canaried: its due
+// time moves on by a gap and its burst waits. Liveness is the probe's to
+// report, a failed canary of a dark executor would be no outcome anyway,
+// and a hanging one would hold a slot for a whole canary timeout. It also
+// keeps canaries from feeding a monitor's own overload: a validator whose
+// probes time out for want of CPU sees executors dark, and bursting at
+// the ones the chain then holds out would add the load that made them
+// time out (measured on the scale scenario: tests/e2e/README.md).
 func (s *schedule) takeCanary(now time.Time) (*target, string, time.Duration) {
-	q := &s.canary.waiting
-	if len(*q) == 0 {
-		return nil, "", 0
+	p := &s.canary
+	q := &p.waiting
+	for len(*q) > 0 {
+		first := (*q)[0]
+		if first.c.due.After(now) {
+			return nil, "", first.c.due.Sub(now)
+		}
+		t := heap.Pop(q).(*target)
+		if t.set && !t.ok {
+			t.c.due = now.Add(p.gap(p.mean(&t.c)))
+			heap.Push(q, t)
+			continue
+		}
+		t.c.inFlight, t.c.started = true, now
+		if t.c.burst > 0 {
+			t.c.burst--
+		}
+		return t, t.c.model, 0
 	}
-	if first := (*q)[0]; first.c.due.After(now) {
-		return nil, "", first.c.due.Sub(now)
+	return nil, "", 0
+}
+
+// mean is the mean gap before c's next canary: the suspect interval while
+// a burst lasts, the background one otherwise.
+func (p *canaryPlan) mean(c *canaryState) time.Duration {
+	if c.burst > 0 {
+		return p.suspect
 	}
-	t := heap.Pop(q).(*target)
-	t.c.inFlight, t.c.started = true, now
-	if t.c.burst > 0 {
-		t.c.burst--
-	}
-	return t, t.c.model, 0
+	return p.interval
 }
 
 // finishCanary records the canary of t that started at start and ended at
@@ -243,11 +268,7 @@ func (s *schedule) finishCanary(t *target, start, end time.Time, ok, cancelled b
 	if c.model == "" {
 		return false
 	}
-	mean := p.interval
-	if c.burst > 0 {
-		mean = p.suspect
-	}
-	c.due = start.Add(p.gap(mean))
+	c.due = start.Add(p.gap(p.mean(c)))
 	if end.After(c.due) {
 		c.due = end
 	}

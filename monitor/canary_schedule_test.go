@@ -261,3 +261,40 @@ func TestFailedCanaryOfADarkExecutorIsNoOutcome(t *testing.T) {
 		t.Fatalf("outcomes %d misses of %d, want 1 of 2", misses, total)
 	}
 }
+
+// An executor whose latest health probe failed is not canaried while it
+// stays dark (its burst waits); the others keep their schedule, and once
+// its probe passes it is canaried again, at the suspect rate while the
+// burst it was owed lasts. Attack: a monitor starved of CPU sees healthy
+// executors dark; bursting at them would add the load that darkened them.
+func TestDarkExecutorIsNotCanaried(t *testing.T) {
+	s := newCanarySchedule(3, 1)
+	dark := s.targets[1]
+	dark.set, dark.ok = true, false
+	s.canary.trigger(&dark.c, t0)
+	sim := newCanarySim(t, s, 4)
+	sim.run(t0.Add(2 * time.Minute))
+	if got := len(sim.starts[dark.member.Address]); got != 0 {
+		t.Fatalf("%d canaries sent to a dark executor", got)
+	}
+	for _, i := range []int{0, 2} {
+		if got := len(sim.starts[s.targets[i].member.Address]); got < 3 {
+			t.Fatalf("member %d: %d canaries in 2 minutes at one every 30s", i, got)
+		}
+	}
+	if dark.c.burst != cWindow {
+		t.Fatalf("burst %d left, want the %d it was owed", dark.c.burst, cWindow)
+	}
+	dark.ok = true // its health probe passes again
+	back := sim.now
+	sim.run(back.Add(time.Duration(cWindow) * cSuspect))
+	starts := sim.starts[dark.member.Address]
+	if len(starts) != cWindow || starts[0].Sub(back) > cSuspect {
+		t.Fatalf("canaries at %v after it came back at %v, want its burst of %d, the first within %s", starts, back, cWindow, cSuspect)
+	}
+	for _, gap := range sim.gaps(dark.member.Address, back) {
+		if gap != cSuspect {
+			t.Fatalf("burst gaps %v, want %s", sim.gaps(dark.member.Address, back), cSuspect)
+		}
+	}
+}
