@@ -88,16 +88,20 @@ func newChain(name string, c Config, attests bool) (*chain, error) {
 	if s.total, err = lottery.Total(s.weights); err != nil {
 		return nil, err
 	}
-	for a := 0; a <= c.Agents; a++ {
+	for a := 0; a < c.Agents+c.Griefers; a++ {
 		s.agents = append(s.agents, agentName(c, a))
 	}
 	return s, nil
 }
 
-// agentName is agent a's address in the ledger (the last one is the griefer).
+// agentName is agent a's address in the ledger (the honest agents, then
+// the griefers).
 func agentName(c Config, a int) string {
-	if a == c.Agents {
+	switch {
+	case a == c.Agents:
 		return "griefer"
+	case a > c.Agents:
+		return fmt.Sprintf("griefer%d", a-c.Agents)
 	}
 	return fmt.Sprintf("agent%d", a)
 }
@@ -123,7 +127,7 @@ func (s *chain) Suspect(e int, held bool) bool {
 
 func (s *chain) NewEpoch(start int64) {
 	s.execs = make([]chainExec, s.c.Executors)
-	s.standing = make([]agentStanding, s.c.Agents+1)
+	s.standing = make([]agentStanding, s.c.Agents+s.c.Griefers)
 	s.excludedWeight, s.queued, s.poolValid = 0, nil, false
 }
 

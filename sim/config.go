@@ -38,6 +38,9 @@ type Config struct {
 	// over them round-robin). gonka has many; more agents corroborate more
 	// honest misses too, so 16 is the harder case for false exclusions.
 	Agents int
+	// Griefers is the number of agents that run a scenario's griefing
+	// campaign (Plan.Grief); they come after the honest agents.
+	Griefers int
 	// RequestsPerBlock is the network's client load.
 	RequestsPerBlock int
 	// EpochLength in blocks (gonka: 17,280) and Epochs per scenario run;
@@ -64,7 +67,7 @@ func DefaultConfig() Config {
 	return Config{
 		Seed: 1, Executors: 100, Weights: "equal",
 		Validators: 10, Flaky: 2, Byzantine: 3, FlakyPct: 10, MonitorLag: 0,
-		Agents: 16, RequestsPerBlock: 29,
+		Agents: 16, Griefers: 1, RequestsPerBlock: 29,
 		EpochLength: 17_280, Epochs: 2, HonestEpochs: 20, ExpirationBlocks: int64(p.ExpirationBlocks),
 		Targets: 10, Params: p, Canary: DefaultCanaryConfig(),
 	}
@@ -89,6 +92,8 @@ func (c Config) Validate() error {
 		return errors.New("monitor lag must not be negative")
 	case c.Agents < 1:
 		return errors.New("at least one honest transfer agent")
+	case c.Griefers < 1 || c.Griefers > 8:
+		return fmt.Errorf("griefers %d outside 1..8", c.Griefers)
 	case c.RequestsPerBlock < 0:
 		return errors.New("requests per block must not be negative")
 	case c.EpochLength < 100:

@@ -45,11 +45,20 @@ func writeCanaryGoals(row func(goal, figure string, met bool), fig func(scenario
 	}
 	if f, ok := fig("honest-3.25", st); ok {
 		organic := float64(c.RequestsPerBlock) / float64(c.Executors)
+		// Each validator canaries every executor on its own schedule, so
+		// the load is linear in the number of validators.
+		per := f.CanaryLoad / float64(c.Validators)
 		row(fmt.Sprintf("S6: canary load per executor, %d validators (organic: %.2f requests / executor / block)", c.Validators, organic),
-			fmt.Sprintf("%.2f canaries / executor / block, %.1fx organic (honest-3.25)", f.CanaryLoad, f.CanaryLoad/organic), true)
+			fmt.Sprintf("%.2f canaries / executor / block, %.1fx organic (honest-3.25); at 4 validators %.2f (%.1fx), at 150 %.1f (%.0fx)",
+				f.CanaryLoad, f.CanaryLoad/organic, 4*per, 4*per/organic, 150*per, 150*per/organic), true)
 	}
 	row("S3: validators below 1/3 of the power cannot move the attested rate outside the honest range",
 		fmt.Sprintf("by construction (service.Median; its property test); here %d of %d validators lie on service in every scenario", c.Byzantine, c.Validators), true)
-	row("S4: colluders with real traffic keep a canary-healthy executor out of others' routing <= 200 target-blocks / epoch",
-		"keeper measurement, TestCollusionCostPerEpoch (docs/architecture.md: 100 with two targets)", true)
+	if f, ok := fig("collusion", st); ok {
+		today, _ := fig("collusion", "chain")
+		row("S4: two colluders with real traffic keep a canary-healthy executor out of others' routing <= 200 target-blocks / epoch, never INACTIVE",
+			fmt.Sprintf("%.0f blocks a campaign, INACTIVE in %d of %d (chain: %.0f, INACTIVE in %d); %d honest agents stopped",
+				f.GriefedOutBlocks, f.GriefedInactive, f.Griefed, today.GriefedOutBlocks, today.GriefedInactive, f.HonestStopped),
+			f.GriefedOutBlocks <= 200 && f.GriefedInactive == 0 && f.HonestStopped == 0)
+	}
 }

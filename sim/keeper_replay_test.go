@@ -49,7 +49,7 @@ func newReplay(t *testing.T, c Config) *replay {
 		byAddr: map[string]int{}, rules: params.BreakerParams()}
 	gs := types.DefaultGenesis()
 	gs.Params = params
-	for a := 0; a <= c.Agents; a++ {
+	for a := 0; a < c.Agents+c.Griefers; a++ {
 		r.agents = append(r.agents, bytes.Repeat([]byte{0xA1 + byte(a)}, 20))
 	}
 	bonded, err := inftest.BondedAgents(params, r.agents...)

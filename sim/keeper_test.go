@@ -32,7 +32,7 @@ func crossConfig() Config {
 	return Config{
 		Seed: 27, Executors: 6, Weights: "skewed",
 		Validators: 4, Flaky: 1, Byzantine: 1, FlakyPct: 10,
-		Agents: 3, RequestsPerBlock: 8,
+		Agents: 3, Griefers: 1, RequestsPerBlock: 8,
 		EpochLength: crossBlocks, Epochs: 1, HonestEpochs: 1, ExpirationBlocks: 10, Targets: 1,
 		Params: p, Canary: DefaultCanaryConfig(),
 	}

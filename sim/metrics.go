@@ -33,8 +33,14 @@ type metrics struct {
 	// griefed: epochs with a griefing campaign, and those in which its
 	// target was out of the pool at some point.
 	griefed, griefedOut int
-	maxOutPct           int // largest share of executors out at once, percent
-	honestStopped       int // honest agents stopped, summed over epochs
+	// griefedOutBlocks: blocks a campaign's target spent out of the
+	// honest agents' routing (not HEALTHY) from the campaign's start;
+	// griefedInactive: campaigns whose target the SPRT made INACTIVE.
+	griefedOutBlocks         int64
+	griefedInactive          int
+	griefedInactiveThisEpoch bool
+	maxOutPct                int // largest share of executors out at once, percent
+	honestStopped            int // honest agents stopped, summed over epochs
 }
 
 func newMetrics(c Config) *metrics {
@@ -89,6 +95,15 @@ func (m *metrics) afterStep(h int64, s Strategy) {
 		}
 	}
 	m.maxOutPct = max(m.maxOutPct, out*100/len(m.open))
+	if g := m.plan.Grief; g.PerBlock > 0 && h >= g.From {
+		switch st := s.State(g.Target); {
+		case st == Inactive:
+			m.griefedInactiveThisEpoch = true
+			m.griefedOutBlocks++
+		case st != Healthy:
+			m.griefedOutBlocks++
+		}
+	}
 }
 
 func (m *metrics) started(h int64, inf *Inference, p Plan) {
@@ -135,6 +150,10 @@ func (m *metrics) endEpochOf(h int64, s Strategy) {
 func (m *metrics) endEpoch(int64) {
 	if g := m.plan.Grief; g.PerBlock > 0 {
 		m.griefed++
+		if m.griefedInactiveThisEpoch {
+			m.griefedInactive++
+		}
+		m.griefedInactiveThisEpoch = false
 		if m.wasOut[g.Target] {
 			m.griefedOut++
 		}
@@ -190,14 +209,21 @@ type Figures struct {
 	MaxOutPct       int
 	Starts, Refused int
 	// Griefed, GriefedOut: epochs with a griefing campaign, and those in
-	// which its (honest) target was ever out.
+	// which its (honest) target was ever out; GriefedOutBlocks: the
+	// target's blocks out of honest routing per campaign (mean);
+	// GriefedInactive: campaigns whose target ended INACTIVE at some point.
 	Griefed, GriefedOut int
+	GriefedOutBlocks    float64
+	GriefedInactive     int
 }
 
 func (m *metrics) figures(scenario, strategy string) Figures {
 	f := Figures{Scenario: scenario, Strategy: strategy, Episodes: len(m.episodes), HonestEpochs: m.honestEpochs,
 		Probes: len(m.probeLatency), MaxOutPct: m.maxOutPct, Starts: m.starts, Refused: m.refusals,
-		Griefed: m.griefed, GriefedOut: m.griefedOut, HonestStopped: m.honestStopped}
+		Griefed: m.griefed, GriefedOut: m.griefedOut, GriefedInactive: m.griefedInactive, HonestStopped: m.honestStopped}
+	if m.griefed > 0 {
+		f.GriefedOutBlocks = float64(m.griefedOutBlocks) / float64(m.griefed)
+	}
 	var toOut, toOutInf, recovery, fromMiss []int64
 	routed := 0
 	for _, ep := range m.episodes {

@@ -27,16 +27,19 @@ type Plan struct {
 	ClientSide Fault
 	// Idle: no client requests at all.
 	Idle bool
-	// Grief: a griefing agent starts PerBlock inferences on Target from
-	// From on and never forwards them.
+	// Grief: a griefing campaign against one executor.
 	Grief Grief
 }
 
-// Grief is a griefing agent's campaign.
+// Grief is a griefing campaign: from From on, each of Config.Griefers
+// agents starts PerBlock inferences a block on Target and never forwards
+// them, and sends Forward requests a block the way clients do (routed by
+// selection) and forwards those, so that its standing grows with real
+// work as a colluder's would.
 type Grief struct {
-	PerBlock int
-	Target   int
-	From     int64
+	PerBlock, Forward int
+	Target            int
+	From              int64
 }
 
 // Scenario builds each epoch's plan.
@@ -47,15 +50,19 @@ type Scenario struct {
 	// honest baselines need many executor-epochs to resolve 1%).
 	Epochs int
 	Honest bool
-	// Agents overrides Config.Agents (the honest transfer agents).
-	Agents int
-	plan   func(c Config, r *rand.Rand, start int64) Plan
+	// Agents overrides Config.Agents (the honest transfer agents), and
+	// Griefers Config.Griefers (the agents of a griefing campaign).
+	Agents, Griefers int
+	plan             func(c Config, r *rand.Rand, start int64) Plan
 }
 
 // config is c as scenario sc runs it.
 func (sc Scenario) config(c Config) Config {
 	if sc.Agents > 0 {
 		c.Agents = sc.Agents
+	}
+	if sc.Griefers > 0 {
+		c.Griefers = sc.Griefers
 	}
 	return c
 }
@@ -84,6 +91,7 @@ func Scenarios() []Scenario {
 		{Name: "honest-10", About: "every executor misses 10% at random", Honest: true, plan: honest(1_000)},
 		{Name: "rise", About: "every request misses 8% more for an hour (720 blocks), the client side's fault", plan: rise},
 		{Name: "grief", About: "one griefing agent starts 2 inferences a block on a healthy executor and never forwards them", plan: grief},
+		{Name: "collusion", About: "two colluding agents each start 1 inference a block on a healthy executor and never forward it, while forwarding 2 real requests a block", Griefers: 2, plan: collusion},
 	}
 }
 
@@ -171,6 +179,15 @@ func rise(c Config, r *rand.Rand, start int64) Plan {
 func grief(c Config, r *rand.Rand, start int64) Plan {
 	p := newPlan(c)
 	p.Grief = Grief{PerBlock: 2, Target: r.IntN(c.Executors), From: onset(c, r, start)}
+	return p
+}
+
+// collusion is P5's pair (TestCollusionCostPerEpoch) at gonka's shape:
+// each colluder pads its standing with real work while starving the
+// target, which the validators' canaries see serving.
+func collusion(c Config, r *rand.Rand, start int64) Plan {
+	p := newPlan(c)
+	p.Grief = Grief{PerBlock: 1, Forward: 2, Target: r.IntN(c.Executors), From: onset(c, r, start)}
 	return p
 }
 

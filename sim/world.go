@@ -20,7 +20,7 @@ const (
 // Inference is one request.
 type Inference struct {
 	ID    uint64
-	Agent int // 0..Agents-1 honest; Agents is the griefer
+	Agent int // 0..Agents-1 honest; then the griefers
 	Exec  int
 	Start int64
 	End   int64 // the finish's block, or the expiration height
@@ -152,7 +152,8 @@ func (w *world) deliver(h int64, expiries bool) {
 }
 
 // requests are the block's starts: the clients' load through the honest
-// agents round-robin, then the griefer's.
+// agents round-robin, then each griefer's real requests and its starts on
+// the target.
 func (w *world) requests(h int64) {
 	if !w.plan.Idle {
 		for i := 0; i < w.c.RequestsPerBlock; i++ {
@@ -160,13 +161,22 @@ func (w *world) requests(h int64) {
 		}
 	}
 	if g := w.plan.Grief; g.PerBlock > 0 && h >= g.From {
-		for i := 0; i < g.PerBlock; i++ {
-			w.start(h, w.c.Agents, g.Target)
+		for a := w.c.Agents; a < w.c.Agents+w.c.Griefers; a++ {
+			for i := 0; i < g.Forward; i++ {
+				w.start(h, a, -1)
+			}
+			for i := 0; i < g.PerBlock; i++ {
+				w.start(h, a, g.Target)
+			}
 		}
 	}
 }
 
+// start sends one request of agent's, to exec or (exec < 0) where
+// selection routes it. A griefer never forwards the starts it names the
+// target in.
 func (w *world) start(h int64, agent, exec int) {
+	griefs := agent >= w.c.Agents && exec >= 0
 	w.nextID++
 	inf := &Inference{ID: w.nextID, Agent: agent, Exec: exec, Start: h}
 	seed := w.clients.Uint64()
@@ -175,7 +185,7 @@ func (w *world) start(h int64, agent, exec int) {
 		return
 	}
 	switch {
-	case agent == w.c.Agents: // the griefer never forwards
+	case griefs:
 		inf.Miss = true
 	case w.plan.ClientSide.covers(h) && w.draw(inf.ID, 1) < w.plan.ClientSide.MissBP:
 		inf.Miss = true
