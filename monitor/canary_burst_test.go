@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/inferenced/inferenced/monitor/cusum"
 )
 
 // count is how many of gaps equal d.
@@ -67,7 +69,7 @@ func TestCanaryBurstForAMemberJoiningSuspect(t *testing.T) {
 	ms := canaryMembers(2)
 	ms[0].Suspect = true
 	s := &schedule{interval: time.Second, canary: canaryPlan{enabled: true, interval: cInterval, suspect: cSuspect,
-		window: cWindow, ttl: 10 * time.Minute}}
+		window: cWindow, ttl: 10 * time.Minute, rule: cRule}}
 	s.adopt(ms, t0)
 	sim := newCanarySim(t, s, 2)
 	sim.run(t0.Add(3 * cInterval))
@@ -78,42 +80,6 @@ func TestCanaryBurstForAMemberJoiningSuspect(t *testing.T) {
 	// The window's canaries, the first included, are the burst.
 	if g := sim.gaps("exec0", t0); count(g[:cWindow-1], cSuspect) != cWindow-1 || g[cWindow-1] != cInterval {
 		t.Fatalf("suspect joiner's gaps %v: want %d of %s then %s", g, cWindow-1, cSuspect, cInterval)
-	}
-}
-
-// A local miss (the first among the fresh outcomes) starts a burst of
-// canary-window canaries; misses that follow while one is fresh start no
-// other, so a dead executor gets one burst, then the background rate.
-// Once window canaries in a row were ok (no fresh miss), the next miss
-// starts a new burst.
-func TestCanaryBurstOnLocalMissIsBounded(t *testing.T) {
-	s := newCanarySchedule(2, 0)
-	sim := newCanarySim(t, s, 2)
-	down := t0.Add(2 * cInterval)
-	up := down.Add(10 * cInterval)
-	sim.ok = func(addr string, now time.Time) bool { return addr != "exec0" || now.Before(down) || !now.Before(up) }
-	sim.run(up)
-	// The first canary that misses came at the background rate; the
-	// burst follows it.
-	gaps := sim.gaps("exec0", down)[1:]
-	if count(gaps[:cWindow], cSuspect) != cWindow || count(gaps[cWindow:], cInterval) != len(gaps)-cWindow {
-		t.Fatalf("gaps after the first miss %v: want %d at %s, then %s", gaps, cWindow, cSuspect, cInterval)
-	}
-	if s.targets[0].c.report(sim.now, s.canary.ttl, 1) != 100 {
-		t.Fatal("a dead executor not reported 100%")
-	}
-	back := up.Add(time.Duration(cWindow+1) * cInterval) // window oks in a row
-	sim.run(back)
-	if r := s.targets[0].c.report(sim.now, s.canary.ttl, 1); r != 0 || s.targets[0].c.suspect(sim.now, s.canary.ttl) {
-		t.Fatalf("after %d oks: report %s, still suspect", cWindow, r)
-	}
-	sim.ok = func(addr string, now time.Time) bool { return addr != "exec0" || now.Before(back) }
-	sim.run(back.Add(2 * cInterval))
-	if g := sim.gaps("exec0", back); count(g, cSuspect) != cWindow {
-		t.Fatalf("a new miss after recovery did not start one burst: %v", g)
-	}
-	if g := sim.gaps("exec1", t0); count(g, cInterval) != len(g) {
-		t.Fatalf("the healthy executor's gaps %v", g)
 	}
 }
 
@@ -175,7 +141,7 @@ func TestCanaryCancelledIsNoOutcome(t *testing.T) {
 	s.finishCanary(tg, t0, t0.Add(time.Second), true, false)
 	tg, _, _ = s.takeCanary(t0.Add(cInterval))
 	s.finishCanary(tg, t0.Add(cInterval), t0.Add(cInterval), false, true)
-	if misses, total := tg.c.ring.count(t0); misses != 0 || total != 1 || tg.c.burst != 0 {
-		t.Fatalf("a cancelled canary changed the outcomes: %d of %d, burst %d", misses, total, tg.c.burst)
+	if misses, total := tg.c.ring.count(t0); misses != 0 || total != 1 || tg.c.burst != 0 || tg.c.cusum != (cusum.State{}) {
+		t.Fatalf("a cancelled canary changed the outcomes: %d of %d, burst %d, %+v", misses, total, tg.c.burst, tg.c.cusum)
 	}
 }

@@ -11,9 +11,10 @@ import (
 //	canary-max-concurrency x canary-interval / mean canary latency x 80% >= members
 //
 // at the measured mean latency and if every canary ran to the timeout,
-// and what would be needed otherwise. A burst asks more of the slots: a
-// suspect executor takes canary-interval / canary-suspect-interval times
-// its background share for canary-window canaries.
+// and what would be needed otherwise. Suspect executors ask more of the
+// slots: canary-interval / canary-suspect-interval times the background
+// share while a chain burst lasts or their CUSUM is above 0, which the
+// 80% headroom covers only while few are.
 type CanaryCoverage struct {
 	Members int
 	// Measured is the mean canary latency so far; 0 before any ended.

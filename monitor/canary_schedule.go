@@ -5,6 +5,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/inferenced/inferenced/monitor/cusum"
 	"github.com/inferenced/inferenced/x/inference/service"
 )
 
@@ -13,19 +14,21 @@ import (
 // schedule it is pure (the caller passes the time in) and guarded by
 // Monitor.mu.
 //
-// An executor is canaried every interval in the background; after a
-// trigger, the next window canaries come every suspect interval, then the
-// background rate again. The triggers are edges, so a burst is bounded:
-// the chain starting to mark the executor suspect (Member.Suspect going
-// from false to true, or a new member marked), and a canary missing when
-// none of the executor's fresh outcomes was a miss. A new trigger during a
-// burst restarts it (at most window suspect-rate canaries after the last
-// trigger). Never two canaries in flight to one executor.
+// An executor is canaried every suspect interval while its CUSUM is above
+// 0 or a burst lasts, every interval otherwise. A failed canary raises the
+// sum and oks bring it back to 0, so one miss at the baseline rate costs a
+// few suspect-rate canaries (seven at 5% / 25%) rather than a whole
+// window, and a degraded executor is canaried fast until the evidence
+// clears. The burst is the chain's trigger, an edge so it is bounded:
+// Member.Suspect going from false to true (or a new member marked) starts
+// window suspect-rate canaries; a new mark during a burst restarts it.
+// Never two canaries in flight to one executor.
 type canaryPlan struct {
 	enabled           bool
 	interval, suspect time.Duration
 	window            int
 	ttl               time.Duration
+	rule              cusum.Rule
 	// salt rotates the first canaries' offsets, per validator, apart from
 	// the probes' order.
 	salt uint64
@@ -35,9 +38,9 @@ type canaryPlan struct {
 	waiting canaryQueue
 }
 
-func newCanaryPlan(cfg Config, salt uint64, jitter func(time.Duration) time.Duration) canaryPlan {
+func newCanaryPlan(cfg Config, rule cusum.Rule, salt uint64, jitter func(time.Duration) time.Duration) canaryPlan {
 	return canaryPlan{enabled: cfg.CanaryEnabled, interval: cfg.CanaryInterval, suspect: cfg.CanarySuspectInterval,
-		window: cfg.CanaryWindow, ttl: cfg.CanaryTTL, salt: salt, jitter: jitter}
+		window: cfg.CanaryWindow, ttl: cfg.CanaryTTL, rule: rule, salt: salt, jitter: jitter}
 }
 
 // canaryState is one executor's canary side.
@@ -49,9 +52,13 @@ type canaryState struct {
 	model string
 	// chainSuspect is the member's Suspect flag of the last group read.
 	chainSuspect bool
-	// burst is how many suspect-rate canaries are left of the last trigger.
+	// burst is how many suspect-rate canaries are left of the chain's
+	// last trigger.
 	burst int
 	ring  ring
+	// cusum weighs the same outcomes as the ring; it gates the report and
+	// the suspect rate.
+	cusum cusum.State
 	// due is when the next canary may start, while waiting (pos >= 0).
 	due      time.Time
 	pos      int
@@ -71,26 +78,28 @@ func (c *canaryState) abort() {
 }
 
 // report is the failed share of the outcomes fresh at now (no older than
-// ttl), or Unknown with fewer than minSamples of them or no model.
+// ttl) while the CUSUM is alarmed, 0% while it is not, or Unknown with
+// fewer than minSamples of them or no model. Reporting 0% below the alarm
+// keeps the misses an honest executor makes at the baseline rate out of
+// the attested rates: a short window alone would show them as spikes.
 func (c *canaryState) report(now time.Time, ttl time.Duration, minSamples int) service.Report {
 	if c.model == "" {
 		return service.Unknown
 	}
 	misses, total := c.ring.count(now.Add(-ttl))
-	if total < minSamples {
+	switch {
+	case total < minSamples:
 		return service.Unknown
+	case !c.cusum.Alarmed:
+		return 0
 	}
 	return service.Rate(misses, total)
 }
 
-// suspect reports whether the executor is suspect at now: the chain marks
-// it, or one of its fresh outcomes is a miss.
-func (c *canaryState) suspect(now time.Time, ttl time.Duration) bool {
-	if c.chainSuspect {
-		return true
-	}
-	misses, _ := c.ring.count(now.Add(-ttl))
-	return misses > 0
+// suspect reports whether the executor is suspect: the chain marks it, or
+// its CUSUM holds evidence of misses (it is canaried at the suspect rate).
+func (c *canaryState) suspect() bool {
+	return c.chainSuspect || c.cusum.Sum > 0
 }
 
 // ring holds an executor's last window canary outcomes, with their end
@@ -237,17 +246,18 @@ func (s *schedule) takeCanary(now time.Time) (*target, string, time.Duration) {
 }
 
 // mean is the mean gap before c's next canary: the suspect interval while
-// a burst lasts, the background one otherwise.
+// a burst lasts or the CUSUM is above 0, the background one otherwise.
 func (p *canaryPlan) mean(c *canaryState) time.Duration {
-	if c.burst > 0 {
+	if c.burst > 0 || c.cusum.Sum > 0 {
 		return p.suspect
 	}
 	return p.interval
 }
 
 // finishCanary records the canary of t that started at start and ended at
-// end, and queues t again: next due a gap after start (the suspect one
-// while a burst lasts), or at end if it ran longer. A cancelled canary
+// end, in the ring and the CUSUM, and queues t again: next due a gap after
+// start (the suspect one while a burst lasts or the sum is above 0), or at
+// end if it ran longer. A cancelled canary
 // (Stop, or t left the group) is no outcome, and so is a failed canary
 // of an executor whose latest health probe failed: liveness is the health
 // probe's to report, and a dark spell kept in the service window would
@@ -260,10 +270,8 @@ func (s *schedule) finishCanary(t *target, start, end time.Time, ok, cancelled b
 		return false
 	}
 	if dark := t.set && !t.ok; !cancelled && (ok || !dark) {
-		if misses, _ := c.ring.count(end.Add(-p.ttl)); !ok && misses == 0 {
-			c.burst = p.window // the first fresh miss: a local trigger
-		}
 		c.ring.add(p.window, end, ok)
+		c.cusum = p.rule.Step(c.cusum, !ok)
 	}
 	if c.model == "" {
 		return false

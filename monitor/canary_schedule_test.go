@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferenced/inferenced/monitor/cusum"
 	"github.com/inferenced/inferenced/x/inference/service"
 )
 
@@ -14,6 +15,17 @@ const (
 	cSuspect  = 2 * time.Second
 	cWindow   = 4
 )
+
+// cRule is the default CUSUM: 5% / 25%, alarm at 4,000 milli-nats (+1,609
+// a miss, -236 an ok).
+var cRule = must(DefaultConfig().cusumRule())
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
 
 func canaryMembers(n int) []Member {
 	out := members(n)
@@ -24,10 +36,11 @@ func canaryMembers(n int) []Member {
 }
 
 // newCanarySchedule watches n members with a model, canaries every 30s,
-// every 2s in a burst of 4, outcomes fresh for 10 minutes, no jitter.
+// every 2s in a burst of 4 or while the CUSUM is above 0, outcomes fresh
+// for 10 minutes, no jitter.
 func newCanarySchedule(n int, salt uint64) *schedule {
 	s := &schedule{interval: time.Second, canary: canaryPlan{enabled: true, interval: cInterval, suspect: cSuspect,
-		window: cWindow, ttl: 10 * time.Minute, salt: salt}}
+		window: cWindow, ttl: 10 * time.Minute, rule: cRule, salt: salt}}
 	s.adopt(canaryMembers(n), t0)
 	return s
 }
@@ -117,7 +130,8 @@ func (c *canarySim) gaps(addr string, from time.Time) []time.Duration {
 
 // Outcomes count in a report while fresh (no older than the TTL), only
 // the last window of them, only with at least min-samples of them; the
-// rate rounds down; an executor without a model is unknown.
+// rate rounds down; an executor without a model is unknown; while the
+// CUSUM is not alarmed a known report is 0%.
 func TestServiceReportsRateOverFreshOutcomes(t *testing.T) {
 	const ttl, minSamples = 10 * time.Minute, 2
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -140,12 +154,21 @@ func TestServiceReportsRateOverFreshOutcomes(t *testing.T) {
 		{"no model is unknown", "", []bool{false, false, false}, 3 * time.Minute, service.Unknown},
 	}
 	for _, c := range cases {
-		st := canaryState{model: c.model}
+		st := canaryState{model: c.model, cusum: cusum.State{Sum: 4_000, Alarmed: true}}
 		for k, ok := range c.outcomes {
 			st.ring.add(cWindow, at(time.Duration(k+1)*time.Minute), ok)
 		}
 		if got := st.report(at(c.now), ttl, minSamples); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+		// Not alarmed (whatever the sum): 0% where it was known.
+		st.cusum = cusum.State{Sum: 3_999}
+		want := c.want
+		if want.Known() {
+			want = 0
+		}
+		if got := st.report(at(c.now), ttl, minSamples); got != want {
+			t.Errorf("%s, not alarmed: %s, want %s", c.name, got, want)
 		}
 	}
 }
@@ -168,6 +191,7 @@ func TestServiceRefusals(t *testing.T) {
 	for _, ok := range []bool{true, false, true, true} {
 		m.sched.targets[0].c.ring.add(m.cfg.CanaryWindow, t0.Add(time.Second), ok)
 	}
+	m.sched.targets[0].c.cusum.Alarmed = true
 	for _, bad := range [][2]int{{6, 3}, {8, 3}, {7, 2}, {7, 4}} {
 		if _, err := m.Service(uint64(bad[0]), bad[1]); err == nil {
 			t.Errorf("a report for epoch %d with %d members", bad[0], bad[1])
@@ -226,7 +250,7 @@ func TestCanaryScheduleSkipsMembersWithoutAModel(t *testing.T) {
 	ms := canaryMembers(3)
 	ms[1].Model = ""
 	s := &schedule{interval: time.Second, canary: canaryPlan{enabled: true, interval: cInterval, suspect: cSuspect,
-		window: cWindow, ttl: 10 * time.Minute}}
+		window: cWindow, ttl: 10 * time.Minute, rule: cRule}}
 	s.adopt(ms, t0)
 	sim := newCanarySim(t, s, 1)
 	sim.run(t0.Add(3 * cInterval))
@@ -251,14 +275,14 @@ func TestFailedCanaryOfADarkExecutorIsNoOutcome(t *testing.T) {
 	tg.set, tg.ok = true, false // the last health probe failed
 	at := t0.Add(time.Second)
 	s.finishCanary(tg, at, at, false, false)
-	if _, total := tg.c.ring.count(t0); total != 0 {
-		t.Fatalf("a failed canary of a dark executor was recorded (%d outcomes)", total)
+	if _, total := tg.c.ring.count(t0); total != 0 || tg.c.cusum.Sum != 0 {
+		t.Fatalf("a failed canary of a dark executor was recorded (%d outcomes, sum %d)", total, tg.c.cusum.Sum)
 	}
 	s.finishCanary(tg, at, at, true, false)
 	tg.ok = true // its health probe passes again
 	s.finishCanary(tg, at, at, false, false)
-	if misses, total := tg.c.ring.count(t0); total != 2 || misses != 1 {
-		t.Fatalf("outcomes %d misses of %d, want 1 of 2", misses, total)
+	if misses, total := tg.c.ring.count(t0); total != 2 || misses != 1 || tg.c.cusum.Sum != cRule.Miss {
+		t.Fatalf("outcomes %d misses of %d, sum %d: want 1 of 2, %d", misses, total, tg.c.cusum.Sum, cRule.Miss)
 	}
 }
 

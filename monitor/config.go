@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cast"
+
+	"github.com/inferenced/inferenced/monitor/cusum"
 )
 
 // Section is the app.toml table of the monitor's configuration.
@@ -53,7 +55,7 @@ type Config struct {
 	// CanaryTimeout bounds one canary: connect, inference and response.
 	CanaryTimeout time.Duration `mapstructure:"canary-timeout"`
 	// CanaryWindow is how many of an executor's last canary outcomes are
-	// kept, and how many suspect-rate canaries a trigger starts.
+	// kept, and how many suspect-rate canaries the chain's mark starts.
 	CanaryWindow int `mapstructure:"canary-window"`
 	// CanaryMinSamples is how many fresh outcomes a report needs; with
 	// fewer it is unknown.
@@ -63,21 +65,35 @@ type Config struct {
 	// CanaryMaxConcurrency bounds the canaries in flight, apart from the
 	// probes' slots: neither can starve the other.
 	CanaryMaxConcurrency int `mapstructure:"canary-max-concurrency"`
+	// CanaryBaselinePct and CanaryDegradedPct are the canary miss rates
+	// (percent) of a serving and of a degraded executor, between which
+	// each executor's CUSUM weighs its outcomes (monitor/cusum).
+	CanaryBaselinePct int `mapstructure:"canary-baseline-pct"`
+	CanaryDegradedPct int `mapstructure:"canary-degraded-pct"`
+	// CanaryAlarm is the CUSUM threshold (milli-nats) from which the
+	// report is the failed share; below it, until the alarm is raised, it
+	// is 0%.
+	CanaryAlarm int `mapstructure:"canary-alarm"`
 }
 
-// The canary defaults: the simulator's default schedule (sim.DefaultCanaryConfig,
-// docs/simulation.md "Canaries") at gonka's ~6 s blocks: one canary per
-// executor every 10 blocks in the background, windows of 32 with at least
-// 16 fresh (windows of 16 falsely excluded 3.5% of honest executor-epochs
-// at 5% misses with a third of the validators lying; 32: none of 1,000).
+// The canary defaults: the simulator's chosen cusum candidate
+// (docs/simulation.md "Canaries", scripts/canary-frontier.sh) at gonka's
+// ~6 s blocks: one canary per executor every 10 blocks in the background,
+// windows of 16 with at least 8 fresh, a CUSUM between 5% and 25% misses
+// alarming at 4,000 milli-nats. The alarm, not the window's length, keeps
+// honest executors at the baseline out of service exclusions, so the
+// window can be the short one that burst-on-first-miss could not afford.
 const (
 	defaultCanaryInterval        = 60 * time.Second
 	defaultCanarySuspectInterval = 2 * time.Second
 	defaultCanaryTimeout         = 10 * time.Second
-	defaultCanaryWindow          = 32
-	defaultCanaryMinSamples      = 16
+	defaultCanaryWindow          = 16
+	defaultCanaryMinSamples      = 8
 	defaultCanaryTTL             = 40 * time.Minute
 	defaultCanaryMaxConcurrency  = 64
+	defaultCanaryBaselinePct     = 5
+	defaultCanaryDegradedPct     = 25
+	defaultCanaryAlarm           = 4_000
 )
 
 // DefaultConfig is the configuration of a new node.
@@ -98,6 +114,9 @@ func DefaultConfig() Config {
 		CanaryMinSamples:      defaultCanaryMinSamples,
 		CanaryTTL:             defaultCanaryTTL,
 		CanaryMaxConcurrency:  defaultCanaryMaxConcurrency,
+		CanaryBaselinePct:     defaultCanaryBaselinePct,
+		CanaryDegradedPct:     defaultCanaryDegradedPct,
+		CanaryAlarm:           defaultCanaryAlarm,
 	}
 }
 
@@ -109,6 +128,7 @@ const (
 	maxProbeInterval = time.Hour
 	maxConcurrency   = 8192
 	maxCanaryWindow  = 64
+	maxCanaryAlarm   = 100_000
 )
 
 // name is the app.toml key of the Config field called field, within the
@@ -160,8 +180,21 @@ func (c Config) validateCanaries() error {
 			key("CanaryTTL"), c.CanaryTTL, name("CanaryMinSamples"), name("CanaryInterval"), name("CanaryTimeout"), needTTL)
 	case c.CanaryMaxConcurrency < 1 || c.CanaryMaxConcurrency > maxConcurrency:
 		return fmt.Errorf("%s must be in [1, %d], got %d", key("CanaryMaxConcurrency"), maxConcurrency, c.CanaryMaxConcurrency)
+	case c.CanaryBaselinePct < 1 || c.CanaryBaselinePct > 98:
+		return fmt.Errorf("%s must be in [1, 98], got %d", key("CanaryBaselinePct"), c.CanaryBaselinePct)
+	case c.CanaryDegradedPct <= c.CanaryBaselinePct || c.CanaryDegradedPct > 99:
+		return fmt.Errorf("%s must be in (%s (%d), 99], got %d", key("CanaryDegradedPct"), name("CanaryBaselinePct"),
+			c.CanaryBaselinePct, c.CanaryDegradedPct)
+	case c.CanaryAlarm < 1 || c.CanaryAlarm > maxCanaryAlarm:
+		return fmt.Errorf("%s must be in [1, %d] milli-nats, got %d", key("CanaryAlarm"), maxCanaryAlarm, c.CanaryAlarm)
 	}
 	return nil
+}
+
+// cusumRule is the CUSUM the canary keys configure (valid once Validate
+// passed).
+func (c Config) cusumRule() (cusum.Rule, error) {
+	return cusum.New(c.CanaryBaselinePct*100, c.CanaryDegradedPct*100, c.CanaryAlarm)
 }
 
 // Options is how the node hands app.toml over (servertypes.AppOptions).
@@ -210,12 +243,15 @@ var help = []struct{ field, text string }{
 	{"AllowPrivate", "Probe loopback, private and link-local addresses. Executor URLs come from\nuntrusted participants: keep this false on public networks."},
 	{"CanaryEnabled", "Send canary inferences, shaped like clients' requests, to every executor's\ninference endpoint and report the failed share of its recent ones."},
 	{"CanaryInterval", "Mean time between two canaries to one executor (each gap within +-25%)."},
-	{"CanarySuspectInterval", "Mean time between canaries to a suspect executor (the breaker holds it, or\none of this validator's recent canaries failed), for canary-window canaries."},
+	{"CanarySuspectInterval", "Mean time between canaries to a suspect executor: for canary-window canaries\nafter the breaker starts holding it, and while its CUSUM (below) is above 0."},
 	{"CanaryTimeout", "Bound on one canary (connect, inference, response). A slower answer is a miss."},
-	{"CanaryWindow", "Outcomes kept per executor (1..64)."},
+	{"CanaryWindow", "Outcomes kept per executor, the span of its report (1..64)."},
 	{"CanaryMinSamples", "Fresh outcomes a report needs; with fewer it is unknown (1..canary-window)."},
 	{"CanaryTTL", "An outcome older than this no longer counts (at least\ncanary-min-samples x canary-interval + canary-timeout)."},
 	{"CanaryMaxConcurrency", "Canaries in flight at once, apart from the probes' slots. Enough when\ncanary-max-concurrency x canary-interval / mean canary latency exceeds the\nmembers; the coverage log line says whether it does."},
+	{"CanaryBaselinePct", "Canary miss rate of a serving executor, in percent (1..98). Each executor's\nCUSUM adds ln(degraded/baseline) per failed canary and subtracts\nln((100-baseline)/(100-degraded)) per ok (milli-nats, never below 0)."},
+	{"CanaryDegradedPct", "Canary miss rate of a degraded executor, in percent (baseline+1..99)."},
+	{"CanaryAlarm", "CUSUM threshold in milli-nats (1..100000): from it the report is the failed\nshare of the fresh canaries, until the sum is back at 0; otherwise 0%.\nAt 5% / 25% (+1609 a miss, -236 an ok), 4000 is three misses in a row."},
 }
 
 // ConfigTemplate is the app.toml section, with the defaults explained. It

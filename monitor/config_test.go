@@ -50,7 +50,8 @@ func TestConfigTemplateCoversEveryKey(t *testing.T) {
 	custom := Config{Enabled: false, ProbeInterval: 2 * time.Second, ProbeTimeout: time.Second, VerdictTTL: 9 * time.Second,
 		MaxConcurrency: 7, HealthPath: "/healthz", AllowPrivate: true,
 		CanaryEnabled: false, CanaryInterval: time.Minute, CanarySuspectInterval: 5 * time.Second, CanaryTimeout: 20 * time.Second,
-		CanaryWindow: 32, CanaryMinSamples: 8, CanaryTTL: time.Hour, CanaryMaxConcurrency: 128}
+		CanaryWindow: 32, CanaryMinSamples: 8, CanaryTTL: time.Hour, CanaryMaxConcurrency: 128,
+		CanaryBaselinePct: 2, CanaryDegradedPct: 40, CanaryAlarm: 6000}
 	for _, cfg := range []Config{DefaultConfig(), custom} {
 		got, err := ReadConfig(appToml(t, cfg))
 		if err != nil || got != cfg {
@@ -81,21 +82,65 @@ func TestReadConfig(t *testing.T) {
 	}
 	got, err = ReadConfig(options{"health-monitor.canary-enabled": "false", "health-monitor.canary-interval": "1m",
 		"health-monitor.canary-suspect-interval": "5s", "health-monitor.canary-timeout": "20s", "health-monitor.canary-window": 32,
-		"health-monitor.canary-min-samples": "8", "health-monitor.canary-ttl": "1h", "health-monitor.canary-max-concurrency": 128})
+		"health-monitor.canary-min-samples": "8", "health-monitor.canary-ttl": "1h", "health-monitor.canary-max-concurrency": 128,
+		"health-monitor.canary-baseline-pct": "2", "health-monitor.canary-degraded-pct": 40, "health-monitor.canary-alarm": "6000"})
 	want = DefaultConfig()
 	want.CanaryEnabled, want.CanaryInterval, want.CanarySuspectInterval, want.CanaryTimeout = false, time.Minute, 5*time.Second, 20*time.Second
 	want.CanaryWindow, want.CanaryMinSamples, want.CanaryTTL, want.CanaryMaxConcurrency = 32, 8, time.Hour, 128
+	want.CanaryBaselinePct, want.CanaryDegradedPct, want.CanaryAlarm = 2, 40, 6000
 	if err != nil || got != want {
 		t.Fatalf("canary keys: got %+v %v, want %+v", got, err, want)
 	}
 	// Each canary key's error names it.
 	for k, v := range map[string]any{
 		"canary-interval": "50ms", "canary-suspect-interval": "61s", "canary-timeout": "0s", "canary-window": 65,
-		"canary-min-samples": 33, "canary-ttl": "1m", "canary-max-concurrency": 0,
+		"canary-min-samples": 17, "canary-ttl": "1m", "canary-max-concurrency": 0,
 	} {
 		_, err := ReadConfig(options{"health-monitor." + k: v})
 		if err == nil || !strings.HasPrefix(err.Error(), "app.toml: health-monitor."+k+" ") {
 			t.Errorf("%s = %v: %v", k, v, err)
 		}
+	}
+}
+
+// The CUSUM keys: 1 <= baseline < degraded <= 99 percent, alarm in [1,
+// 100000] milli-nats; each error names its key (the degraded rate's when
+// the two are out of order) and the bound it broke; the bounds themselves
+// are accepted and make a rule.
+func TestReadConfigCusumKeys(t *testing.T) {
+	bad := []struct {
+		opts options
+		key  string
+		want string
+	}{
+		{options{"health-monitor.canary-baseline-pct": 0}, "canary-baseline-pct", "must be in [1, 98], got 0"},
+		{options{"health-monitor.canary-baseline-pct": 99, "health-monitor.canary-degraded-pct": 99}, "canary-baseline-pct", "got 99"},
+		{options{"health-monitor.canary-degraded-pct": 5}, "canary-degraded-pct", "must be in (canary-baseline-pct (5), 99], got 5"},
+		{options{"health-monitor.canary-baseline-pct": 30}, "canary-degraded-pct", "(canary-baseline-pct (30), 99], got 25"},
+		{options{"health-monitor.canary-degraded-pct": 100}, "canary-degraded-pct", "got 100"},
+		{options{"health-monitor.canary-alarm": 0}, "canary-alarm", "must be in [1, 100000] milli-nats, got 0"},
+		{options{"health-monitor.canary-alarm": "100001"}, "canary-alarm", "got 100001"},
+	}
+	for _, c := range bad {
+		_, err := ReadConfig(c.opts)
+		if err == nil || !strings.HasPrefix(err.Error(), "app.toml: health-monitor."+c.key+" ") || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %s ... %s", c.opts, err, c.key, c.want)
+		}
+	}
+	for _, o := range []options{
+		{"health-monitor.canary-baseline-pct": 1, "health-monitor.canary-degraded-pct": 2, "health-monitor.canary-alarm": 1},
+		{"health-monitor.canary-baseline-pct": 98, "health-monitor.canary-degraded-pct": 99, "health-monitor.canary-alarm": 100_000},
+	} {
+		cfg, err := ReadConfig(o)
+		if err != nil {
+			t.Fatalf("%v: %v", o, err)
+		}
+		if _, err := cfg.cusumRule(); err != nil {
+			t.Fatalf("%v: valid keys, no rule: %v", o, err)
+		}
+	}
+	r, err := DefaultConfig().cusumRule()
+	if err != nil || r.Miss != 1_609 || r.OK != 236 || r.H != 4_000 {
+		t.Fatalf("default rule %+v, %v: want +1609, -236, 4000", r, err)
 	}
 }

@@ -42,7 +42,7 @@ const (
 	metricCanaryCapacity = "canary_capacity"             // gauge: executors the canary config covers at the mean latency
 	metricReportsKnown   = "service_reports_known"       // gauge: executors with a service report in the last Service call
 	metricReportsUnknown = "service_reports_unknown"     // gauge: executors reported unknown in the last Service call
-	metricSuspects       = "suspects"                    // gauge: executors suspect (chain-marked or a fresh canary miss)
+	metricSuspects       = "suspects"                    // gauge: executors suspect (chain-marked or a CUSUM above 0)
 )
 
 func reportProbe(ok bool, start time.Time) {

@@ -103,11 +103,15 @@ func New(cfg Config, source GroupSource, logger log.Logger) (*Monitor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	rule, err := cfg.cusumRule()
+	if err != nil {
+		return nil, err
+	}
 	m := &Monitor{
 		cfg: cfg, prober: newProber(cfg), canary: newCanarySender(cfg), source: source, logger: logger, now: time.Now,
 		fdLimit: fdLimit(),
 		sched: schedule{interval: cfg.ProbeInterval, salt: rand.Uint64(),
-			canary: newCanaryPlan(cfg, rand.Uint64(), jitter)},
+			canary: newCanaryPlan(cfg, rule, rand.Uint64(), jitter)},
 	}
 	m.probeLane = newLane(cfg.MaxConcurrency, cfg.ProbeInterval, m.takeProbe)
 	m.canaryLane = newLane(cfg.CanaryMaxConcurrency, cfg.CanarySuspectInterval, m.takeCanary)
@@ -186,7 +190,7 @@ func (m *Monitor) readGroup(ctx context.Context) {
 	cov := CoverageOf(m.cfg, len(group.Members), m.latency.measured(), m.fdLimit)
 	ccov := CanaryCoverageOf(m.cfg, m.canaried(), m.canaryLatency.measured())
 	gauges := scheduleGauges{inFlight: m.inFlight, lag: m.sched.lag(now), canaryInFlight: m.canaryInFlight,
-		canaryLag: m.sched.canaryLag(now), suspects: m.suspects(now)}
+		canaryLag: m.sched.canaryLag(now), suspects: m.suspects()}
 	logNow := !m.coverageAt.IsZero() && !now.Before(m.coverageAt)
 	if logNow {
 		m.coverageAt = time.Time{}
@@ -214,11 +218,11 @@ func (m *Monitor) canaried() int {
 	return n
 }
 
-// suspects is how many members are suspect at now. Under the lock.
-func (m *Monitor) suspects(now time.Time) int {
+// suspects is how many members are suspect. Under the lock.
+func (m *Monitor) suspects() int {
 	n := 0
 	for _, t := range m.sched.targets {
-		if t.c.suspect(now, m.cfg.CanaryTTL) {
+		if t.c.suspect() {
 			n++
 		}
 	}
