@@ -44,14 +44,15 @@ func newCusumSchedule(n, window int) *schedule {
 // sum above 0, so the next canaries come at the suspect rate (no window
 // burst); the report stays 0% through two misses (3,218 < 4,000) and is
 // the window's failed share from the third (4,827), exactly when the sum
-// reaches H. The healthy executor keeps its interval.
+// reaches H; it stops at the ceiling, 2H. The healthy executor keeps its
+// interval.
 func TestCanaryCusumAlarmsWhenTheSumReachesH(t *testing.T) {
 	s := newCanarySchedule(2, 0)
 	sim := newCanarySim(t, s, 2)
 	got := watchOutcomes(sim, 1, func(k int) bool { return k >= 2 })
 	sim.run(t0.Add(2*cInterval + 8*cSuspect + time.Second))
 	want := []beforeOutcome{{0, service.Unknown, false}, {0, 0, false}, {0, 0, true}, {1_609, 0, true}, {3_218, 0, true},
-		{4_827, 75, true}, {6_436, 100, true}, {8_045, 100, true}}
+		{4_827, 75, true}, {6_436, 100, true}, {8_000, 100, true}}
 	if len(*got) < len(want) {
 		t.Fatalf("outcomes %v, want %v", *got, want)
 	}

@@ -45,13 +45,21 @@ func New(p0bp, p1bp, h int) (Rule, error) {
 	}, nil
 }
 
-// Step is s after one outcome: the sum moves by a step and stops at 0;
-// the alarm is raised when the sum reaches H and cleared only when it is
-// back at 0, so a stream that alarmed stays alarmed until the evidence
-// for degradation is spent, not merely below the threshold.
+// Ceiling is how high the sum goes: twice the threshold. Above H the sum
+// only says how long the alarm outlives a recovery; uncapped, an hour of
+// failures canaried every 2 s would keep an executor that recovered at
+// the suspect rate for hours (about 12,000 oks at 5% / 25%), while at 2H
+// it takes 2H / OK oks (34 at the defaults). Below H, where the alarm is
+// decided, the ceiling changes nothing.
+func (r Rule) Ceiling() int { return 2 * r.H }
+
+// Step is s after one outcome: the sum moves by a step and stays within
+// [0, Ceiling]; the alarm is raised when the sum reaches H and cleared
+// only when it is back at 0, so a stream that alarmed stays alarmed until
+// the evidence for degradation is spent, not merely below the threshold.
 func (r Rule) Step(s State, miss bool) State {
 	if miss {
-		s.Sum += r.Miss
+		s.Sum = min(s.Sum+r.Miss, r.Ceiling())
 	} else {
 		s.Sum = max(s.Sum-r.OK, 0)
 	}

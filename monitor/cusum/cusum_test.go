@@ -84,7 +84,7 @@ func TestNeverNegative(t *testing.T) {
 
 // Over random outcome sequences and rules, Step matches a naive
 // reference (the recurrence written out in floats, rounded as the
-// simulator rounds) and keeps the invariant: S >= 0, alarmed iff S
+// simulator rounds) and keeps the invariant: 0 <= S <= 2H, alarmed iff S
 // reached H since it was last 0.
 func TestStepMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -105,7 +105,7 @@ func TestStepMatchesReference(t *testing.T) {
 			miss := rng.IntN(10_000) < missBP
 			s = r.Step(s, miss)
 			if miss {
-				sum += up
+				sum = min(sum+up, 2*h)
 			} else {
 				sum -= down
 			}
@@ -118,9 +118,35 @@ func TestStepMatchesReference(t *testing.T) {
 			if sum == 0 {
 				alarmed = false
 			}
-			if s.Sum != sum || s.Alarmed != alarmed || s.Sum < 0 {
+			if s.Sum != sum || s.Alarmed != alarmed || s.Sum < 0 || s.Sum > r.Ceiling() {
 				t.Fatalf("p0 %d p1 %d h %d, outcome %d: %+v, reference %d %v", p0, p1, h, k, s, sum, alarmed)
 			}
 		}
+	}
+}
+
+// After a long failure the sum stops at the ceiling, so a recovered
+// executor leaves the suspect rate after 2H / OK oks, not after as many
+// as it failed. Attack: an executor that failed for an hour (or was made
+// to look so) would otherwise draw suspect-rate canaries for hours.
+func TestCeilingBoundsTheRecovery(t *testing.T) {
+	r, err := New(500, 2_500, 4_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s State
+	for range 1_800 { // an hour of misses at one every 2 s
+		s = r.Step(s, true)
+	}
+	if s.Sum != r.Ceiling() || !s.Alarmed {
+		t.Fatalf("after an hour of misses %+v, want the ceiling %d, alarmed", s, r.Ceiling())
+	}
+	oks := 0
+	for s.Sum > 0 {
+		s = r.Step(s, false)
+		oks++
+	}
+	if want := (r.Ceiling() + r.OK - 1) / r.OK; oks != want || s.Alarmed {
+		t.Fatalf("%d oks to clear (alarmed %v), want %d", oks, s.Alarmed, want)
 	}
 }
