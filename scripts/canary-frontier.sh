@@ -33,14 +33,12 @@ if [ $# -gt 0 ]; then
 	exit
 fi
 for args in \
-	"-canary-policy burst -canary-every 20 -canary-window 16 -canary-min-samples 8 -service-excess 20" \
 	"-canary-policy burst -canary-every 10 -canary-window 32 -canary-min-samples 16 -service-excess 20" \
-	"-canary-policy burst -canary-every 10 -canary-window 32 -canary-min-samples 16 -service-excess 15" \
-	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 6000 -service-excess 15" \
 	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15" \
-	"-canary-policy cusum -canary-every 20 -canary-window 16 -canary-min-samples 8 -canary-h 5000 -service-excess 15" \
-	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 5000 -service-excess 15 -canary-held-trigger" \
-	"-canary-policy cusum -canary-every 20 -canary-window 16 -canary-min-samples 8 -canary-h 5000 -service-excess 15 -canary-held-trigger"; do
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-held-trigger" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-flag-trigger" \
+	"-canary-policy cusum -canary-every 20 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-flag-trigger" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-flag-trigger -canary-held-trigger"; do
 	# shellcheck disable=SC2086
 	one $args
 done

@@ -25,10 +25,12 @@ toml_set() {
 #     about once per two blocks, so a validator meets a fault's first
 #     failed canary within a few blocks; 4 validators x 6 executors is 24
 #     canaries/s in all, a fraction of a core;
-#   canary-suspect-interval 200ms: a burst (after a local miss, or while
-#     the chain holds the executor) refills a window in about 3 s, so a 28%
-#     failure shows in the attested rate 5-7 blocks after the fault, and a
-#     fixed executor's windows are clean again within its cooldown;
+#   canary-suspect-interval 200ms: after a miss (the validator's CUSUM
+#     above 0) or in a burst while the chain holds the executor, canaries
+#     come 5 a second, so a 28% executor reaches the alarm (3 net misses)
+#     within a few seconds of its first failed canary and shows in the
+#     attested rate within a few blocks of the fault, and a fixed
+#     executor's sum is back at 0 (34 oks at most) within its cooldown;
 #   canary-timeout 2s: 40 times the fake executor's 50 ms, so a busy 2-core
 #     machine makes no false misses;
 #   canary-window 16, canary-min-samples 4: a fake executor fails nothing
@@ -46,7 +48,7 @@ canary_config() {
   local app=$1 key var value small=""
   [ "$NUM_EXECUTORS" -gt 16 ] || small=1
   declare -A def=([interval]=1s [suspect-interval]=200ms [timeout]=2s [window]=16 [min-samples]=4 [ttl]=20s)
-  for key in enabled interval suspect-interval timeout window min-samples ttl max-concurrency; do
+  for key in enabled interval suspect-interval timeout window min-samples ttl max-concurrency baseline-pct degraded-pct alarm; do
     var="MONITOR_CANARY_$(tr 'a-z-' 'A-Z_' <<<"$key")"
     value=${!var:-${small:+${def[$key]:-}}}
     [ -n "$value" ] || continue

@@ -47,9 +47,10 @@
 #                      at 6 executors; a large network needs its own sizing
 #                      (monitor/README.md)
 #   MONITOR_CANARY_ENABLED, _INTERVAL, _SUSPECT_INTERVAL, _TIMEOUT, _WINDOW,
-#   _MIN_SAMPLES, _TTL, _MAX_CONCURRENCY  [health-monitor] canary-* keys
-#                      (true, 1s, 200ms, 2s, 16, 4, 20s, the binary's; above
-#                      16 executors the binary's: localnet-init.sh says why)
+#   _MIN_SAMPLES, _TTL, _MAX_CONCURRENCY, _BASELINE_PCT, _DEGRADED_PCT,
+#   _ALARM             [health-monitor] canary-* keys (true, 1s, 200ms, 2s,
+#                      16, 4, 20s, then the binary's; above 16 executors the
+#                      binary's: localnet-init.sh says why)
 #   TELEMETRY          1: CometBFT's Prometheus endpoint and the app's
 #                      telemetry on (README.md, "Metrics"); 0: off   (1)
 #   MODEL              model every executor serves        (llama-7b)

@@ -3,9 +3,9 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/monitor/cusum"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/service"
 )
@@ -15,34 +15,38 @@ import (
 type CanaryConfig struct {
 	// Every: a validator canaries each executor once every Every blocks in
 	// the background, at a phase of its own; a burst of Window canaries
-	// every SuspectEvery blocks follows a trigger: the chain starting to
-	// hold the executor out (EXCLUDED or PROBE), or a miss of this
-	// validator's own when none of its fresh canaries of the executor had
-	// failed (the monitor's rule, monitor/canary_schedule.go).
+	// every SuspectEvery blocks follows the chain starting to hold the
+	// executor out (EXCLUDED or PROBE), as in the monitor
+	// (monitor/canary_schedule.go); the policy may add its own.
 	Every, SuspectEvery int64
 	// Window canaries per executor; a report needs MinSamples of them
 	// younger than TTL blocks.
 	Window, MinSamples int
 	TTL                int64
 	// Policy is how a validator decides to burst and what it reports:
-	// "burst" (the monitor today: a burst of Window canaries after a
-	// trigger, the window's failed share reported) or "cusum" (a candidate:
-	// each validator runs a CUSUM of its canaries of each executor between
-	// the baseline P0 and a degraded P1, in basis points, bursts while the
-	// sum is above 0, and reports the window's failed share only once the
-	// sum reached H milli-nats, 0% otherwise, until the sum is back at 0).
+	// "cusum" (the monitor's: each validator runs a CUSUM of its canaries
+	// of each executor between the baseline P0 and a degraded P1, in basis
+	// points (monitor/cusum), canaries at the suspect rate while the sum is
+	// above 0, and reports the window's failed share only once the sum
+	// reached H milli-nats, 0% otherwise, until the sum is back at 0) or
+	// "burst" (the monitor's policy before it: a burst of Window canaries
+	// after a trigger, the window's failed share reported).
 	Policy    string
 	P0, P1, H int
 	// HeldTrigger: a traffic miss the chain holds against the executor
 	// (not yet corroborated) also starts a burst, not only the chain
 	// holding it out.
 	HeldTrigger bool
+	// FlagTrigger: validators holding more than 1/3 of the power reporting
+	// a rate above 0% for an executor in a block (service.Suspected) also
+	// starts a burst at every validator in the next.
+	FlagTrigger bool
 }
 
 // DefaultCanaryConfig is the schedule make sim runs: see
 // docs/simulation.md, "Canaries", for the candidates it was chosen from.
 func DefaultCanaryConfig() CanaryConfig {
-	return CanaryConfig{Every: 10, SuspectEvery: 1, Window: 32, MinSamples: 16, TTL: 400, Policy: "burst", P0: 500, P1: 2_500, H: 5_000}
+	return CanaryConfig{Every: 10, SuspectEvery: 1, Window: 16, MinSamples: 8, TTL: 400, Policy: "cusum", P0: 500, P1: 2_500, H: 4_000}
 }
 
 // Validate checks the schedule, one rule per error.
@@ -58,10 +62,16 @@ func (c CanaryConfig) Validate() error {
 		return errors.New("ttl must be at least a block")
 	case c.Policy != "burst" && c.Policy != "cusum":
 		return fmt.Errorf("policy %q: want burst or cusum", c.Policy)
-	case c.P0 < 1 || c.P1 <= c.P0 || c.P1 >= 10_000 || c.H < 1:
-		return fmt.Errorf("cusum %d / %d bp, h %d: want 0 < p0 < p1 < 10,000 and h > 0", c.P0, c.P1, c.H)
 	}
-	return nil
+	_, err := cusum.New(c.P0, c.P1, c.H)
+	return err
+}
+
+// rule is the monitor's CUSUM for the schedule's P0, P1 and H (valid
+// once Validate passed: Run validates the config before any world).
+func (c CanaryConfig) rule() cusum.Rule {
+	r, _ := cusum.New(c.P0, c.P1, c.H)
+	return r
 }
 
 // canaryReader is a strategy that reads the validators' service rates,
@@ -82,19 +92,21 @@ type canaryRing struct {
 	// held the executor out when last looked at.
 	burst  int
 	marked bool
-	// cusum (milli-nats) and alarmed: the cusum policy's state.
-	cusum   int
-	alarmed bool
+	// cusum: the cusum policy's state (the monitor's own arithmetic).
+	cusum cusum.State
 }
 
 // canaries is every validator's canary state, by validator then executor.
 type canaries struct {
+	rule  cusum.Rule
 	rings [][]canaryRing
+	// flagged: the last block's service.Suspected, per executor.
+	flagged []bool
 	sent  uint64 // canaries sent, all validators, this run
 }
 
 func newCanaries(c Config) *canaries {
-	cs := &canaries{rings: make([][]canaryRing, c.Validators)}
+	cs := &canaries{rule: c.Canary.rule(), rings: make([][]canaryRing, c.Validators), flagged: make([]bool, c.Executors)}
 	for v := range cs.rings {
 		cs.rings[v] = make([]canaryRing, c.Executors)
 	}
@@ -111,6 +123,7 @@ func newCanaries(c Config) *canaries {
 // empty, which would leave validators reporting unknown for the first
 // window of every epoch.
 func (cs *canaries) newEpoch(c Config, p Plan, start int64) {
+	clear(cs.flagged)
 	for v := range cs.rings {
 		for e := range cs.rings[v] {
 			r := canaryRing{phase: int64(mix(c.Seed, uint64(v)<<32|uint64(e), 7) % uint64(c.Canary.Every))}
@@ -136,7 +149,7 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 	for v := range votes {
 		for e := range reports {
 			r := &cs.rings[v][e]
-			if cs.due(c, r, h, s.Suspect(e, c.Canary.HeldTrigger)) {
+			if cs.due(c, r, h, s.Suspect(e, c.Canary.HeldTrigger) || (c.Canary.FlagTrigger && cs.flagged[e])) {
 				cs.send(w, v, e, r, h)
 			}
 			reports[e] = cs.report(w, v, e, r, h)
@@ -150,6 +163,13 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 		}
 		votes[v] = service.Vote{Power: 1, Reports: bz}
 	}
+	if c.Canary.FlagTrigger {
+		flagged, err := service.Suspected(votes, uint64(c.Validators), c.Executors)
+		if err != nil {
+			return nil, err
+		}
+		cs.flagged = flagged
+	}
 	return service.Encoded(votes, uint64(c.Validators), c.Executors)
 }
 
@@ -161,7 +181,7 @@ func (cs *canaries) due(c Config, r *canaryRing, h int64, chainSuspect bool) boo
 		r.burst = c.Canary.Window
 	}
 	r.marked = chainSuspect
-	if r.burst > 0 || (c.Canary.Policy == "cusum" && r.cusum > 0) {
+	if r.burst > 0 || (c.Canary.Policy == "cusum" && r.cusum.Sum > 0) {
 		return h%c.Canary.SuspectEvery == r.phase%c.Canary.SuspectEvery
 	}
 	return h%c.Canary.Every == r.phase
@@ -185,7 +205,7 @@ func (cs *canaries) send(w *world, v, e int, r *canaryRing, h int64) {
 		r.burst = w.c.Canary.Window // the first fresh miss: a local trigger
 	}
 	if w.c.Canary.Policy == "cusum" {
-		r.step(w.c.Canary, miss)
+		r.cusum = cs.rule.Step(r.cusum, miss)
 	}
 	r.at, r.miss = append(r.at, h), append(r.miss, miss)
 	if len(r.at) > w.c.Canary.Window {
@@ -204,24 +224,6 @@ func (cs *canaries) lie(w *world, h int64) []service.Report {
 		}
 	}
 	return out
-}
-
-// step adds one outcome to the ring's CUSUM: ln(p1/p0) for a miss,
-// -ln((1-p0)/(1-p1)) for an ok, in milli-nats, never below 0; alarmed
-// from H until the sum is back at 0.
-func (r *canaryRing) step(c CanaryConfig, miss bool) {
-	if miss {
-		r.cusum += int(1000 * math.Log(float64(c.P1)/float64(c.P0)))
-	} else {
-		r.cusum -= int(1000 * math.Log(float64(10_000-c.P0)/float64(10_000-c.P1)))
-	}
-	r.cusum = max(r.cusum, 0)
-	switch {
-	case r.cusum >= c.H:
-		r.alarmed = true
-	case r.cusum == 0:
-		r.alarmed = false
-	}
 }
 
 // freshMiss reports whether a canary younger than ttl failed.
@@ -250,7 +252,7 @@ func (cs *canaries) report(w *world, v, e int, r *canaryRing, h int64) service.R
 		return service.Unknown
 	}
 	rate := service.Rate(misses, count)
-	if w.c.Canary.Policy == "cusum" && !r.alarmed {
+	if w.c.Canary.Policy == "cusum" && !r.cusum.Alarmed {
 		rate = 0
 	}
 	switch {

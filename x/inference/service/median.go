@@ -214,3 +214,26 @@ func (v View) Sample(i int) (has, miss bool) {
 	r := uint64(v.Rates[i])
 	return r > v.Miss || r <= v.OK, r > v.Miss
 }
+
+// Suspected reports, for each of the n executors, whether the validators
+// that reported a rate above 0% for it hold more than 1/3 of total (the
+// whole commit's power). An honest monitor reports above 0% only on
+// evidence its own test found conclusive (its CUSUM alarmed), so this is
+// a hint that some validator sees the executor failing, and that
+// validators below 1/3 of the power cannot raise alone: at least one
+// honest validator is among those behind it. It decides nothing on
+// chain; monitors read it to canary the executor harder at once, so the
+// median sees what the first validators saw sooner.
+//
+// Same input rules as Median.
+func Suspected(votes []Vote, total uint64, n int) ([]bool, error) {
+	t, err := tallyVotes(votes, total, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = 3*t.ratedSum[i] > t.total
+	}
+	return out, nil
+}

@@ -62,15 +62,17 @@ const (
 	// failed share exceeds the peers' median by more than
 	// health_cb_service_excess_pct points (an ok within half of it).
 	// Samples of consecutive blocks read overlapping canary windows, so the
-	// run of 4 mostly filters a single block's flaky reports. Excess 20
-	// with the monitor's default windows of 32: no honest executor-epoch of
-	// 1,000 out on service at 3.25% or 5% misses with 3 of 10 validators
-	// lying (15: 1.1% with windows of 32; docs/simulation.md, "Canaries").
+	// run of 4 mostly filters a single block's flaky reports. Excess 15
+	// with the monitor's CUSUM-gated reports (windows of 16, alarm at 4,000
+	// milli-nats): no honest executor-epoch of 1,000 out on service at
+	// 3.25% or 5% misses with 3 of 10 validators lying, and the fastest
+	// candidate of the frontier (docs/simulation.md, "Canaries"; the window
+	// rule needed 20 and windows of 32 for the same).
 	DefaultHealthCBServiceWindowSamples     uint64 = 8
 	DefaultHealthCBServiceMinSamples        uint64 = 4
 	DefaultHealthCBServiceMissThresholdPct  uint64 = 50
 	DefaultHealthCBServiceConsecutiveMisses uint64 = 4
-	DefaultHealthCBServiceExcessPct         uint64 = 20
+	DefaultHealthCBServiceExcessPct         uint64 = 15
 
 	// MaxMaxParticipants caps max_participants itself. An epoch group is
 	// never larger, so a health vote extension stays under 12.6 KB and the
