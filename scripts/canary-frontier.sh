@@ -34,11 +34,12 @@ if [ $# -gt 0 ]; then
 fi
 for args in \
 	"-canary-policy burst -canary-every 10 -canary-window 32 -canary-min-samples 16 -service-excess 20" \
-	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15" \
-	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-held-trigger" \
-	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-flag-trigger" \
-	"-canary-policy cusum -canary-every 20 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-flag-trigger" \
-	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -canary-h 4000 -service-excess 15 -canary-flag-trigger -canary-held-trigger"; do
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 4000" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 4000 -canary-held-trigger" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 4000 -canary-flag-trigger" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 6000 -canary-flag-trigger" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 8000 -canary-flag-trigger" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 8000 -canary-flag-trigger -canary-flag-cooldown 200"; do
 	# shellcheck disable=SC2086
 	one $args
 done

@@ -39,8 +39,10 @@ type CanaryConfig struct {
 	HeldTrigger bool
 	// FlagTrigger: validators holding more than 1/3 of the power reporting
 	// a rate above 0% for an executor in a block (service.Suspected) also
-	// starts a burst at every validator in the next.
-	FlagTrigger bool
+	// starts a burst at every validator in the next, at most one every
+	// FlagCooldown blocks per executor and validator.
+	FlagTrigger  bool
+	FlagCooldown int64
 }
 
 // DefaultCanaryConfig is the schedule make sim runs: see
@@ -92,6 +94,10 @@ type canaryRing struct {
 	// held the executor out when last looked at.
 	burst  int
 	marked bool
+	// flagMarked: the last block's service.Suspected flagged the executor;
+	// flagBurstAt: the block of the last burst a flag started (0: none).
+	flagMarked  bool
+	flagBurstAt int64
 	// cusum: the cusum policy's state (the monitor's own arithmetic).
 	cusum cusum.State
 }
@@ -102,7 +108,7 @@ type canaries struct {
 	rings [][]canaryRing
 	// flagged: the last block's service.Suspected, per executor.
 	flagged []bool
-	sent  uint64 // canaries sent, all validators, this run
+	sent    uint64 // canaries sent, all validators, this run
 }
 
 func newCanaries(c Config) *canaries {
@@ -149,7 +155,7 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 	for v := range votes {
 		for e := range reports {
 			r := &cs.rings[v][e]
-			if cs.due(c, r, h, s.Suspect(e, c.Canary.HeldTrigger) || (c.Canary.FlagTrigger && cs.flagged[e])) {
+			if cs.due(c, r, h, s.Suspect(e, c.Canary.HeldTrigger), c.Canary.FlagTrigger && cs.flagged[e]) {
 				cs.send(w, v, e, r, h)
 			}
 			reports[e] = cs.report(w, v, e, r, h)
@@ -176,11 +182,15 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 // due: every SuspectEvery blocks while a burst lasts, the background
 // schedule otherwise. The chain starting to hold the executor out starts
 // a burst.
-func (cs *canaries) due(c Config, r *canaryRing, h int64, chainSuspect bool) bool {
+func (cs *canaries) due(c Config, r *canaryRing, h int64, chainSuspect, flagged bool) bool {
 	if chainSuspect && !r.marked {
 		r.burst = c.Canary.Window
 	}
 	r.marked = chainSuspect
+	if flagged && !r.flagMarked && (r.flagBurstAt == 0 || h-r.flagBurstAt >= c.Canary.FlagCooldown) {
+		r.burst, r.flagBurstAt = c.Canary.Window, h
+	}
+	r.flagMarked = flagged
 	if r.burst > 0 || (c.Canary.Policy == "cusum" && r.cusum.Sum > 0) {
 		return h%c.Canary.SuspectEvery == r.phase%c.Canary.SuspectEvery
 	}
