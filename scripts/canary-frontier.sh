@@ -39,7 +39,8 @@ for args in \
 	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 4000 -canary-flag-trigger" \
 	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 6000 -canary-flag-trigger" \
 	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 8000 -canary-flag-trigger" \
-	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 8000 -canary-flag-trigger -canary-flag-cooldown 200"; do
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 8000 -canary-flag-trigger -canary-flag-cooldown 200" \
+	"-canary-policy cusum -canary-every 10 -canary-window 16 -canary-min-samples 8 -service-excess 15 -canary-h 6000 -canary-flag-trigger -canary-flag-max-rated 5"; do
 	# shellcheck disable=SC2086
 	one $args
 done

@@ -43,12 +43,15 @@ type CanaryConfig struct {
 	// FlagCooldown blocks per executor and validator.
 	FlagTrigger  bool
 	FlagCooldown int64
+	// FlagMaxRated: a validator rating more executors than this above 0%
+	// counts for none of them in the flag (-1: no limit).
+	FlagMaxRated int
 }
 
 // DefaultCanaryConfig is the schedule make sim runs: see
 // docs/simulation.md, "Canaries", for the candidates it was chosen from.
 func DefaultCanaryConfig() CanaryConfig {
-	return CanaryConfig{Every: 10, SuspectEvery: 1, Window: 16, MinSamples: 8, TTL: 400, Policy: "cusum", P0: 500, P1: 2_500, H: 4_000}
+	return CanaryConfig{Every: 10, SuspectEvery: 1, Window: 16, MinSamples: 8, TTL: 400, Policy: "cusum", P0: 500, P1: 2_500, H: 4_000, FlagMaxRated: -1}
 }
 
 // Validate checks the schedule, one rule per error.
@@ -170,7 +173,7 @@ func (cs *canaries) vote(w *world, h int64, s canaryReader) ([]byte, error) {
 		votes[v] = service.Vote{Power: 1, Reports: bz}
 	}
 	if c.Canary.FlagTrigger {
-		flagged, err := service.Suspected(votes, uint64(c.Validators), c.Executors)
+		flagged, err := service.Suspected(votes, uint64(c.Validators), c.Executors, c.Canary.FlagMaxRated)
 		if err != nil {
 			return nil, err
 		}

@@ -52,6 +52,7 @@ func run() error {
 	flag.IntVar(&c.Canary.H, "canary-h", c.Canary.H, "cusum: the alarm threshold, milli-nats")
 	flag.BoolVar(&c.Canary.HeldTrigger, "canary-held-trigger", c.Canary.HeldTrigger, "a traffic miss the chain holds also starts a canary burst")
 	flag.BoolVar(&c.Canary.FlagTrigger, "canary-flag-trigger", c.Canary.FlagTrigger, "validators with > 1/3 of the power reporting a rate above 0% start a burst everywhere")
+	flag.IntVar(&c.Canary.FlagMaxRated, "canary-flag-max-rated", c.Canary.FlagMaxRated, "a validator rating more executors above 0% counts for none in the flag (-1: no limit)")
 	flag.Int64Var(&c.Canary.FlagCooldown, "canary-flag-cooldown", c.Canary.FlagCooldown, "blocks between two bursts a flag starts at one executor")
 	scenarios := flag.String("scenarios", "", "comma-separated scenarios (default all)")
 	strategies := flag.String("strategies", "", "comma-separated strategies (default all)")

@@ -225,8 +225,31 @@ func (v View) Sample(i int) (has, miss bool) {
 // chain; monitors read it to canary the executor harder at once, so the
 // median sees what the first validators saw sooner.
 //
+// A vote that rates more than maxRated executors above 0% counts for
+// none of them (maxRated < 0: no limit): an honest monitor alarms on a
+// few executors at a time, while a lie that rates every executor would
+// otherwise need only one honest or flaky report beside it.
+//
 // Same input rules as Median.
-func Suspected(votes []Vote, total uint64, n int) ([]bool, error) {
+func Suspected(votes []Vote, total uint64, n, maxRated int) ([]bool, error) {
+	if maxRated >= 0 {
+		kept := make([]Vote, 0, len(votes))
+		for _, v := range votes {
+			rated := 0
+			if err := Each(v.Reports, n, func(_ int, r Report) {
+				if r != Unknown && r > 0 {
+					rated++
+				}
+			}); err != nil {
+				return nil, err
+			}
+			if rated > maxRated {
+				v.Reports = nil // its power still counts in total
+			}
+			kept = append(kept, v)
+		}
+		votes = kept
+	}
 	t, err := tallyVotes(votes, total, n)
 	if err != nil {
 		return nil, err

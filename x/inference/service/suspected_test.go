@@ -2,6 +2,7 @@ package service
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -29,7 +30,7 @@ func TestSuspectedTable(t *testing.T) {
 					votes[v].Reports = nil
 				}
 			}
-			got, err := Suspected(votes, c.total, len(c.want))
+			got, err := Suspected(votes, c.total, len(c.want), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,11 +41,38 @@ func TestSuspectedTable(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Suspected([]Vote{{Power: 3, Reports: []byte{0xff}}}, 3, 1); err == nil {
-		t.Fatal("garbage reports: no error")
+	for _, maxRated := range []int{-1, 1} {
+		if _, err := Suspected([]Vote{{Power: 3, Reports: []byte{0xff}}}, 3, 1, maxRated); err == nil {
+			t.Fatal("garbage reports: no error")
+		}
+		if _, err := Suspected([]Vote{{Power: 4}}, 3, 1, maxRated); err == nil {
+			t.Fatal("votes above the commit's power: no error")
+		}
 	}
-	if _, err := Suspected([]Vote{{Power: 4}}, 3, 1); err == nil {
-		t.Fatal("votes above the commit's power: no error")
+}
+
+// Attack: a Byzantine third rates every executor at the maximum, so that
+// one flaky honest report above 0% flags any executor. With a limit on
+// how many executors a vote may rate, such a vote counts for none, while
+// honest votes rating a few still flag.
+func TestSuspectedIgnoresVotesThatRateTooMany(t *testing.T) {
+	lie := []Report{MaxRate, MaxRate, MaxRate, MaxRate}
+	lists := [][]Report{lie, lie, lie, {20, 0, 0, 0}, {0, 0, 0, 0}, {0, 30, 0, 0}, {0, 30, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}
+	powers := []uint64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	votes := encodeAll(t, lists, powers)
+	unlimited, err := Suspected(votes, 10, 4, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, true, false, false}; !slices.Equal(unlimited, want) {
+		t.Fatalf("no limit: %v, want %v (the lie plus one report flags; the lie alone does not)", unlimited, want)
+	}
+	limited, err := Suspected(votes, 10, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, false, false, false}; !slices.Equal(limited, want) {
+		t.Fatalf("limit 2: %v, want %v (the lie counts for nothing; two honest of ten are not above 1/3)", limited, want)
 	}
 }
 
@@ -89,7 +117,7 @@ func TestPropertyByzantineMinorityCannotFlagAlone(t *testing.T) {
 			}
 			lists[v] = l
 		}
-		got, err := Suspected(encodeAll(t, lists, powers), total, n)
+		got, err := Suspected(encodeAll(t, lists, powers), total, n, -1)
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
