@@ -72,14 +72,8 @@ func (n *Net) BundleLine(h int64, executor string) string {
 // VoteOf is validator i's vote about executor in the health bundle of
 // block h: its verdict, or its status (abstained, pruned, absent).
 func (n *Net) VoteOf(h int64, i int, executor string) string {
-	var st struct {
-		Result struct {
-			Validator struct {
-				Address string `json:"address"`
-			} `json:"validator_info"`
-		} `json:"result"`
-	}
-	if err := n.GetJSON(n.RPC(i)+"/status", &st); err != nil {
+	addr, err := n.validatorAddr(i)
+	if err != nil {
 		return err.Error()
 	}
 	var b bundleJSON
@@ -88,7 +82,7 @@ func (n *Net) VoteOf(h int64, i int, executor string) string {
 	}
 	index := n.memberIndex(executor)
 	for _, v := range b.Votes {
-		if !strings.EqualFold(v.Validator, st.Result.Validator.Address) {
+		if !strings.EqualFold(v.Validator, addr) {
 			continue
 		}
 		if index >= 0 && index < len(v.Verdicts) {

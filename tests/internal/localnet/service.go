@@ -127,6 +127,15 @@ func (v ServiceView) index(executor string) int {
 // ValidatorAddr is validator i's consensus address (upper hex, /status).
 func (n *Net) ValidatorAddr(i int) string {
 	n.t.Helper()
+	addr, err := n.validatorAddr(i)
+	if err != nil {
+		n.t.Fatalf("validator %d status: %v", i, err)
+	}
+	return addr
+}
+
+// validatorAddr is ValidatorAddr, or the error reading /status.
+func (n *Net) validatorAddr(i int) (string, error) {
 	var st struct {
 		Result struct {
 			Validator struct {
@@ -135,9 +144,9 @@ func (n *Net) ValidatorAddr(i int) string {
 		} `json:"result"`
 	}
 	if err := n.GetJSON(n.RPC(i)+"/status", &st); err != nil {
-		n.t.Fatalf("validator %d status: %v", i, err)
+		return "", err
 	}
-	return strings.ToUpper(st.Result.Validator.Address)
+	return strings.ToUpper(st.Result.Validator.Address), nil
 }
 
 // validatorOrder is the validator set at height in CometBFT's order, the

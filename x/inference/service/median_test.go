@@ -134,24 +134,31 @@ func TestPropertyMedianEqualsTheReference(t *testing.T) {
 // executor's attested rate outside the range the honest validators that
 // reported it span; and when honest validators alone hold more than 2/3
 // of the power and all report, a rate is always attested.
+// randomValidatorSet is 4 to 33 validators of random power and a random
+// Byzantine set among them holding less than a third of the total.
+func randomValidatorSet(rng *rand.Rand) (powers []uint64, total uint64, byz []bool) {
+	vals := 4 + rng.IntN(30)
+	powers = make([]uint64, vals)
+	for v := range powers {
+		powers[v] = 1 + rng.Uint64N(1000)
+		total += powers[v]
+	}
+	byz = make([]bool, vals)
+	var byzPower uint64
+	for _, v := range rng.Perm(vals) {
+		if 3*(byzPower+powers[v]) < total && rng.IntN(2) == 0 {
+			byz[v], byzPower = true, byzPower+powers[v]
+		}
+	}
+	return powers, total, byz
+}
+
 func TestPropertyByzantineMinorityStaysWithinTheHonestRange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(24, 3))
 	for trial := 0; trial < 3000; trial++ {
-		n, vals := 1+rng.IntN(20), 4+rng.IntN(30)
-		powers := make([]uint64, vals)
-		var total uint64
-		for v := range powers {
-			powers[v] = 1 + rng.Uint64N(1000)
-			total += powers[v]
-		}
-		// Byzantine: a random set holding less than a third of the power.
-		byz := make([]bool, vals)
-		var byzPower uint64
-		for _, v := range rng.Perm(vals) {
-			if 3*(byzPower+powers[v]) < total && rng.IntN(2) == 0 {
-				byz[v], byzPower = true, byzPower+powers[v]
-			}
-		}
+		n := 1 + rng.IntN(20)
+		powers, total, byz := randomValidatorSet(rng)
+		vals := len(powers)
 		lists := make([][]Report, vals)
 		allHonestReport := rng.IntN(2) == 0
 		mode := rng.IntN(5)

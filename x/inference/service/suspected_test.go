@@ -84,20 +84,9 @@ func TestSuspectedIgnoresVotesThatRateTooMany(t *testing.T) {
 func TestPropertyByzantineMinorityCannotFlagAlone(t *testing.T) {
 	rng := rand.New(rand.NewPCG(24, 5))
 	for trial := 0; trial < 3000; trial++ {
-		n, vals := 1+rng.IntN(20), 4+rng.IntN(30)
-		powers := make([]uint64, vals)
-		var total uint64
-		for v := range powers {
-			powers[v] = 1 + rng.Uint64N(1000)
-			total += powers[v]
-		}
-		byz := make([]bool, vals)
-		var byzPower uint64
-		for _, v := range rng.Perm(vals) {
-			if 3*(byzPower+powers[v]) < total && rng.IntN(2) == 0 {
-				byz[v], byzPower = true, byzPower+powers[v]
-			}
-		}
+		n := 1 + rng.IntN(20)
+		powers, total, byz := randomValidatorSet(rng)
+		vals := len(powers)
 		honestRate := rng.IntN(4) // how often an honest validator rates above 0%, in quarters
 		lists := make([][]Report, vals)
 		for v := range lists {
