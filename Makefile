@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale test-upgrade fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale test-upgrade test-mixed fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
 	@echo "make test-upgrade the upgrade from the previous release under cosmovisor (tests/upgrade)"
+	@echo "make test-mixed   two validators on MIXED_OLD, two on MIXED_NEW (commits): equal app hashes at every height"
 	@echo "make test-scale   the 1,000-executor scenario (tests/e2e/scale_test.go) after its 6-executor baseline"
 	@echo "make bench        micro-benchmarks (make bench-unit), then the scale figures beside their baselines (make bench-scale)"
 	@echo "make growth       10 epochs of steady load in-process: store keys and bytes at epochs 2 and 10, the block end with and without pruning"
@@ -91,12 +92,13 @@ lint: $(GOLANGCI_LINT)
 	bash scripts/check-large-files.sh
 	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 	$(GO) vet -tags lying ./app/
+	$(GO) vet -tags mixed ./tests/upgrade/
 	@bad=$$(git ls-files '*.go' | grep -v -e '\.pb\.go$$' -e '\.pb\.gw\.go$$' | xargs -r gofmt -l); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
 # Unit tests first, then the multi-process localnet tests on their own, so
 # the two never compete for the CPU.
-test: lint build test-unit test-localnet test-e2e test-scale test-upgrade fuzz
+test: lint build test-unit test-localnet test-e2e test-scale test-upgrade test-mixed fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
@@ -115,6 +117,15 @@ test-e2e: build
 # from the clone's history, run under cosmovisor, upgraded by governance.
 test-upgrade: build cosmovisor
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 20m -v ./tests/upgrade/
+
+# Two validators on MIXED_OLD and two on MIXED_NEW (commits; MIXED_NEW empty:
+# this checkout) run one chain and must agree on every app hash
+# (tests/upgrade/mixed_test.go): the proof that a change of how the work is
+# done left what it computes alone. On demand, not in make test.
+MIXED_OLD ?= 2d859e8
+MIXED_NEW ?=
+test-mixed: build
+	MIXED_OLD=$(MIXED_OLD) MIXED_NEW=$(MIXED_NEW) LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -tags mixed -count=1 -timeout 30m -v -run '^TestMixedBinariesAgree$$' ./tests/upgrade/
 
 # The scale scenario: a 6-executor network, then a 1,000-executor one.
 test-scale: build
@@ -160,7 +171,7 @@ bench-unit:
 # after the scheduler (scripts/bench-monitor.sh).
 bench-scale:
 	$(GO) test -run '^$$' -bench '^BenchmarkBlockSizes$$' -benchtime 1x ./abci/proposals/
-	$(GO) test -run '^$$' -bench '^BenchmarkAttestationBlock$$' -benchtime 40x ./abci/preblock/
+	bash scripts/bench-attestation.sh
 	$(GO) test -run '^$$' -bench '^BenchmarkSelectionQuery$$' -benchtime 100x ./x/inference/routes/
 	bash scripts/bench-monitor.sh
 
