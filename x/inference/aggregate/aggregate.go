@@ -17,9 +17,9 @@ import (
 )
 
 // Vote is one validator's valid extension: its power as recorded in the
-// verified commit, and its verdicts in either compact form
-// (either form verdict.CheckCompact reads: a packing of n, or a sparse list of exceptions;
-// extensions carry the canonical one), unless it abstains.
+// verified commit, and its verdicts in either compact form (a packing of
+// n, or a sparse list of exceptions; extensions carry the canonical one),
+// unless it abstains.
 type Vote struct {
 	Power    int64
 	Verdicts []byte
@@ -88,18 +88,40 @@ func tallyVotes(votes []Vote, n int) (tally, error) {
 		}
 	}
 	t := newTally(n, total)
-	// Each distinct list is checked as it is tallied: a bad one fails the
-	// whole tally, which is then dropped.
-	for _, v := range distinct(votes) {
-		add := t.addPacked
-		if verdict.IsSparse(v.Verdicts, n) {
-			add = t.addSparse
+	// Sparse lists are tallied as they are read, packings eight at a time
+	// once all are known; each list is checked as it is tallied. A bad list
+	// fails the whole tally, which is then dropped.
+	lists := distinct(votes)
+	packings := make([]Vote, 0, len(lists))
+	for _, v := range lists {
+		if !verdict.IsSparse(v.Verdicts, n) {
+			packings = append(packings, v)
+			continue
 		}
-		if err := add(v.Verdicts, n, uint64(v.Power)); err != nil {
-			return tally{}, err
+		if err := t.addSparse(v.Verdicts, n, uint64(v.Power)); err != nil {
+			return tally{}, firstError(lists, n)
 		}
 	}
+	if !t.addPackings(packings, n) {
+		return tally{}, firstError(lists, n)
+	}
 	return t, nil
+}
+
+// firstError is the error of the first bad list, in byte order, as its
+// check words it: whatever the order the tally met them in, a set of votes
+// fails with one error, the one of checking each list in turn.
+func firstError(lists []Vote, n int) error {
+	for _, v := range lists {
+		check := verdict.Check
+		if verdict.IsSparse(v.Verdicts, n) {
+			check = func(bz []byte, n int) error { return verdict.Exceptions(bz, n, nil) }
+		}
+		if err := check(v.Verdicts, n); err != nil {
+			return err
+		}
+	}
+	return errors.New("a verdict list was refused") // unreachable: the tally refuses only what these checks refuse
 }
 
 // distinct merges the votes that do not abstain and have identical

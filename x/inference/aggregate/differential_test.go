@@ -202,3 +202,64 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// FuzzAggregateEqualsLegacy: up to 24 votes cut from the fuzzer's bytes
+// (layout: one byte per vote, 255 abstains, an even byte takes a whole
+// packing, an odd one a shorter cut, so sparse lists and bad ones too;
+// sanitize turns values 3 into misses and clears the padding, so valid
+// packings are common), of powers from seed: Aggregate and Packed equal
+// the legacy tally, samples, bytes and errors.
+func FuzzAggregateEqualsLegacy(f *testing.F) {
+	f.Add(bytesOf(0x59, 64), []byte{0, 0, 2, 4, 6, 8, 10, 12, 14, 16}, uint16(100), uint64(1), true)
+	f.Add([]byte{0x01, 0x04, 0x00, 0x03, 0x99, 0x66}, []byte{1, 3, 255, 0, 0}, uint16(37), uint64(7), false)
+	f.Add(bytesOf(0xaa, 300), bytesOf(0, 20), uint16(1000), uint64(99), true)
+	f.Fuzz(func(t *testing.T, raw, layout []byte, n16 uint16, seed uint64, sanitize bool) {
+		n := int(n16 % 2048)
+		votes := fuzzVotes(raw, layout, n, seed, sanitize)
+		sameAsLegacy(t, votes, n)
+	})
+}
+
+func fuzzVotes(raw, layout []byte, n int, seed uint64, sanitize bool) []Vote {
+	rng := rand.New(rand.NewPCG(seed, seed>>32))
+	size := verdict.PackedLen(n)
+	var votes []Vote
+	off := 0
+	for _, b := range layout[:min(len(layout), 24)] {
+		v := Vote{Power: rng.Int64N(1000)}
+		if rng.IntN(8) == 0 {
+			v.Power = rng.Int64N(math.MaxInt64/24 + 1)
+		}
+		switch {
+		case b == 255:
+			v.Abstain = true
+		case b%2 == 0:
+			v.Verdicts = cycle(raw, off, size)
+		default:
+			v.Verdicts = cycle(raw, off, int(b/2)%(size+2))
+		}
+		off += len(v.Verdicts)
+		if sanitize && len(v.Verdicts) == size {
+			for j, x := range v.Verdicts {
+				v.Verdicts[j] = x &^ (x & (x >> 1) & 0x55) // 3 becomes 2
+			}
+			if rem := n % 4; rem != 0 {
+				v.Verdicts[size-1] &= 1<<(2*rem) - 1
+			}
+		}
+		votes = append(votes, v)
+	}
+	return votes
+}
+
+// cycle is k bytes of raw from off on, wrapping around (zeros when raw is
+// empty).
+func cycle(raw []byte, off, k int) []byte {
+	out := make([]byte, k)
+	for i := range out {
+		if len(raw) > 0 {
+			out[i] = raw[(off+i)%len(raw)]
+		}
+	}
+	return out
+}

@@ -9,26 +9,18 @@ import (
 
 // tally sums, per executor, only the power behind its exceptions (miss and
 // unknown); the power behind an ok is what is left of the lists' power.
-// Honest lists are mostly oks, so the work is the exceptions', not
-// validators x executors: a sparse list lists only them, and a packing is
-// read eight bytes at a time, its exceptions picked out of each word with
-// bit masks.
+// Honest lists are mostly oks and are sent sparse: their cost is their
+// exceptions'. A list is packed only when about a fifth or more of it is
+// exceptions; packings are tallied eight at a time (subsets.go), at a cost
+// per word of 32 executors that does not grow with the exceptions.
 type tally struct {
-	total   uint64 // C: the power of every vote, abstentions included
-	listed  uint64 // the power of the votes that carry a list
-	perExec []exceptions
-	// wordUnknown is, per 8-byte word of the packings, the power of those
-	// whose word is 32 unknowns (a validator that knows nothing of a run
-	// of executors): one addition instead of 32.
-	wordUnknown []uint64
+	total         uint64   // C: the power of every vote, abstentions included
+	listed        uint64   // the power of the votes that carry a list
+	miss, unknown []uint64 // per executor
 }
 
-// exceptions is the power of the lists that say miss, and unknown, of one
-// executor.
-type exceptions struct{ miss, unknown uint64 }
-
 func newTally(n int, total uint64) tally {
-	return tally{total: total, perExec: make([]exceptions, n), wordUnknown: make([]uint64, (n+31)/32)}
+	return tally{total: total, miss: make([]uint64, n), unknown: make([]uint64, n)}
 }
 
 // sample is executor i's attested verdict: Miss or OK with a strict
@@ -36,11 +28,10 @@ func newTally(n int, total uint64) tally {
 // exactly one of ok, miss and unknown, so ok cannot wrap, and total <=
 // MaxUint64/2 keeps the doubled sums exact.
 func (t *tally) sample(i int) verdict.Verdict {
-	e := t.perExec[i]
-	unknown := e.unknown + t.wordUnknown[i/32]
-	ok := t.listed - e.miss - unknown
+	miss := t.miss[i]
+	ok := t.listed - miss - t.unknown[i]
 	switch {
-	case 2*e.miss > t.total:
+	case 2*miss > t.total:
 		return verdict.Miss
 	case 2*ok > t.total:
 		return verdict.OK
@@ -57,9 +48,8 @@ func (t *tally) addSparse(bz []byte, n int, p uint64) error {
 		if err != nil {
 			return err
 		}
-		e := &t.perExec[i]
-		e.miss += p * isMiss[v]
-		e.unknown += p * isUnknown[v]
+		t.miss[i] += p * isMiss[v]
+		t.unknown[i] += p * isUnknown[v]
 		bz, next = rest, i+1
 	}
 	return nil
@@ -72,63 +62,39 @@ var (
 	isUnknown = [4]uint64{verdict.Unknown: 1}
 )
 
-// Masks over a word of 32 two-bit verdicts: the low bit of every slot, and
-// the word of 32 oks (padding is zero, so a last word of fewer verdicts
-// never equals it).
+// Masks over a word of 32 two-bit verdicts (eight bytes of a packing, read
+// little-endian): the low bit of every slot, and 32 oks.
 const (
 	lowBits      = 0x5555555555555555
 	thirtyTwoOKs = uint64(verdict.OK) * lowBits
 )
 
-// addPacked tallies one packing of the group with power p, checking it in
-// the same pass: a value 3 or set padding bits fail it with verdict.Check's
-// error. The words of 32 whole verdicts come first; the last, shorter one
-// is masked to the group.
-func (t *tally) addPacked(packed []byte, n int, p uint64) error {
-	if len(packed) != verdict.PackedLen(n) {
-		return verdict.Check(packed, n)
-	}
-	t.listed += p
-	var invalid uint64
-	words := n / 32
-	for w := range words {
-		x := binary.LittleEndian.Uint64(packed[8*w:])
-		switch x {
-		case thirtyTwoOKs:
-			continue
-		case 0:
-			t.wordUnknown[w] += p
-			continue
-		}
-		invalid |= x & (x >> 1) & lowBits
-		t.addWord(x, 32*w, p)
-	}
-	if rest := n - 32*words; rest > 0 {
-		var buf [8]byte
-		copy(buf[:], packed[8*words:])
-		x := binary.LittleEndian.Uint64(buf[:])
-		inGroup := uint64(1)<<(2*rest) - 1
-		invalid |= x &^ inGroup // padding must be zero
-		x &= inGroup
-		invalid |= x & (x >> 1) & lowBits
-		t.addWord(x|thirtyTwoOKs&^inGroup, 32*words, p)
-	}
-	if invalid != 0 {
-		return verdict.Check(packed, n)
-	}
-	return nil
+// missBits, unknownBits and invalidBits mark, at the low bit of each slot
+// of a word, the verdicts of value 2, 0 and 3.
+func missBits(x uint64) uint64    { return (x >> 1) &^ x & lowBits }
+func unknownBits(x uint64) uint64 { return ^(x | x>>1) & lowBits }
+func invalidBits(x uint64) uint64 { return x & (x >> 1) & lowBits }
+
+// lastWord is the last, partial word of a packing of n verdicts (when n is
+// not a multiple of 32): its slots past the group read as oks, so they add
+// nothing, and bad marks set padding bits or a value 3.
+func lastWord(packed []byte, n int) (x, bad uint64) {
+	full := n / 32
+	var buf [8]byte
+	copy(buf[:], packed[8*full:])
+	x = binary.LittleEndian.Uint64(buf[:])
+	inGroup := uint64(1)<<(2*(n-32*full)) - 1
+	return x&inGroup | thirtyTwoOKs&^inGroup, x&^inGroup | invalidBits(x)
 }
 
-// addWord adds power p to the exceptions of a word of 32 verdicts, the
-// first of executor base: each set bit of a mask is one exception, found
-// with a trailing-zero count. A slot of value 3 (invalid, refused by the
-// caller) counts as neither.
+// addWord adds power p to the exceptions of one word of verdicts whose
+// first is executor base, one at a time: each set bit of a mask is one
+// exception, found with a trailing-zero count.
 func (t *tally) addWord(x uint64, base int, p uint64) {
-	hi := x >> 1
-	for miss := hi &^ x & lowBits; miss != 0; miss &= miss - 1 {
-		t.perExec[base+bits.TrailingZeros64(miss)/2].miss += p
+	for m := missBits(x); m != 0; m &= m - 1 {
+		t.miss[base+bits.TrailingZeros64(m)/2] += p
 	}
-	for unknown := ^(x | hi) & lowBits; unknown != 0; unknown &= unknown - 1 {
-		t.perExec[base+bits.TrailingZeros64(unknown)/2].unknown += p
+	for m := unknownBits(x); m != 0; m &= m - 1 {
+		t.unknown[base+bits.TrailingZeros64(m)/2] += p
 	}
 }
