@@ -34,15 +34,11 @@ func Median(votes []Vote, total uint64, n int) ([]Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rated, start := sortRated(t.rated, n)
 	out := make([]Report, n)
-	e := 0 // t.rated is sorted by executor, then rate
 	for i := range out {
 		known := t.reporting - t.unknown[i]
-		start := e
-		for e < len(t.rated) && t.rated[e].index == i {
-			e++
-		}
-		out[i] = t.median(i, known, t.rated[start:e])
+		out[i] = t.median(i, known, rated[start[i]:start[i+1]])
 	}
 	return out, nil
 }
@@ -63,7 +59,7 @@ type tally struct {
 	total     uint64
 	reporting uint64   // the power of the votes that carry a list
 	unknown   []uint64 // per executor: power of those lists that say Unknown
-	rated     []entry  // rates above 0%, sorted by (index, rate)
+	rated     []entry  // rates above 0%, in vote order
 	ratedSum  []uint64 // per executor: power behind rated entries
 }
 
@@ -81,6 +77,12 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 		return tally{}, errors.New("total power overflows")
 	}
 	t := tally{total: total, unknown: make([]uint64, n), ratedSum: make([]uint64, n)}
+	// One allocation for the entries: a rate takes at least two bytes.
+	capacity := 0
+	for _, vote := range votes {
+		capacity += len(vote.Reports) / 2
+	}
+	t.rated = make([]entry, 0, capacity)
 	var sum uint64
 	for v, vote := range votes {
 		if vote.Power < 0 {
@@ -93,27 +95,59 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 		if len(vote.Reports) == 0 {
 			continue
 		}
-		if err := Check(vote.Reports, n); err != nil {
-			return tally{}, fmt.Errorf("vote %d: %w", v, err)
-		}
+		// The list is read once and checked as it is tallied (what Check
+		// refuses: what Each refuses, and a list of only unknowns); a bad
+		// one fails the whole tally, with Check's error.
 		t.reporting += p
-		// Checked above: cannot fail.
-		_ = Each(vote.Reports, n, func(i int, r Report) {
+		unknowns := 0
+		err := Each(vote.Reports, n, func(i int, r Report) {
 			if r == Unknown {
 				t.unknown[i] += p
+				unknowns++
 				return
 			}
 			t.rated = append(t.rated, entry{index: i, rate: r, power: p})
 			t.ratedSum[i] += p
 		})
-	}
-	slices.SortStableFunc(t.rated, func(a, b entry) int {
-		if a.index != b.index {
-			return a.index - b.index
+		if err != nil || unknowns == n {
+			return tally{}, fmt.Errorf("vote %d: %w", v, Check(vote.Reports, n))
 		}
-		return int(a.rate) - int(b.rate)
-	})
+	}
 	return t, nil
+}
+
+// sortRated orders the entries by executor, then rate, ties in vote order
+// (what a stable sort by (executor, rate) gives), in time linear in the
+// entries and n: a counting sort by rate (1..MaxRate), then a stable one
+// by executor. Executor i's entries are sorted[start[i]:start[i+1]].
+func sortRated(rated []entry, n int) (sorted []entry, start []int) {
+	var byRate [MaxRate + 1]int // then: where the next entry of each rate goes
+	for _, e := range rated {
+		byRate[e.rate]++
+	}
+	at := 0
+	for r, count := range byRate {
+		byRate[r], at = at, at+count
+	}
+	ordered := make([]entry, len(rated))
+	for _, e := range rated {
+		ordered[byRate[e.rate]] = e
+		byRate[e.rate]++
+	}
+	start = make([]int, n+1)
+	for _, e := range ordered {
+		start[e.index+1]++
+	}
+	for i := range n {
+		start[i+1] += start[i]
+	}
+	sorted = rated // the input order is no longer needed: reuse its room
+	next := slices.Clone(start[:n])
+	for _, e := range ordered {
+		sorted[next[e.index]] = e
+		next[e.index]++
+	}
+	return sorted, start
 }
 
 // median is executor i's attested rate, from the power known reporting a
