@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Vote is one validator's valid extension: its power as recorded in the
@@ -34,13 +33,56 @@ func Median(votes []Vote, total uint64, n int) ([]Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rated, start := sortRated(t.rated, n)
+	// Most executors are settled by the totals alone; only the contested
+	// ones need their rates above 0% counted, power per rate.
 	out := make([]Report, n)
+	contested := 0
 	for i := range out {
-		known := t.reporting - t.unknown[i]
-		out[i] = t.median(i, known, rated[start[i]:start[i+1]])
+		var settled bool
+		if out[i], settled = t.settled(i); !settled {
+			contested++
+		}
+	}
+	if contested > 0 {
+		if err := t.rateContested(votes, out, contested); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// rateContested sets the rate of each of the contested executors in out:
+// the lists (checked by tallyVotes) are read again, and each rate above 0%
+// of a contested executor adds its power to that executor's count of it.
+// The work is the lists' and contested x MaxRate, not n x votes.
+func (t *tally) rateContested(votes []Vote, out []Report, contested int) error {
+	row := make([]int, len(out)) // 1 + the executor's row in powerAt; 0: settled
+	powerAt := make([][MaxRate + 1]uint64, 0, contested)
+	for i := range row {
+		if _, settled := t.settled(i); !settled {
+			powerAt = append(powerAt, [MaxRate + 1]uint64{})
+			row[i] = len(powerAt)
+		}
+	}
+	for _, vote := range votes {
+		if len(vote.Reports) == 0 {
+			continue
+		}
+		p := uint64(vote.Power)
+		if err := Each(vote.Reports, len(out), func(i int, r Report) {
+			if r.Known() && row[i] > 0 {
+				powerAt[row[i]-1][r] += p
+			}
+		}); err != nil {
+			return err // unreachable: tallyVotes checked every list
+		}
+	}
+	for i, k := range row {
+		if k > 0 {
+			out[i] = t.median(i, &powerAt[k-1])
+		}
+	}
+	return nil
 }
 
 // Encoded is Encode(Median(votes, total, n)): the rates as a bundle
@@ -54,19 +96,12 @@ func Encoded(votes []Vote, total uint64, n int) ([]byte, error) {
 }
 
 // tally is the reports of a commit: every vote with a list credits its
-// power to every executor at 0% (reporting) and lists its exceptions.
+// power to every executor at 0% (reporting) and debits its exceptions.
 type tally struct {
 	total     uint64
 	reporting uint64   // the power of the votes that carry a list
 	unknown   []uint64 // per executor: power of those lists that say Unknown
-	rated     []entry  // rates above 0%, in vote order
-	ratedSum  []uint64 // per executor: power behind rated entries
-}
-
-type entry struct {
-	index int
-	rate  Report
-	power uint64
+	ratedSum  []uint64 // per executor: power of those that rate it above 0%
 }
 
 func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
@@ -77,12 +112,6 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 		return tally{}, errors.New("total power overflows")
 	}
 	t := tally{total: total, unknown: make([]uint64, n), ratedSum: make([]uint64, n)}
-	// One allocation for the entries: a rate takes at least two bytes.
-	capacity := 0
-	for _, vote := range votes {
-		capacity += len(vote.Reports) / 2
-	}
-	t.rated = make([]entry, 0, capacity)
 	var sum uint64
 	for v, vote := range votes {
 		if vote.Power < 0 {
@@ -95,8 +124,8 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 		if len(vote.Reports) == 0 {
 			continue
 		}
-		// The list is read once and checked as it is tallied (what Check
-		// refuses: what Each refuses, and a list of only unknowns); a bad
+		// The list is read once and checked as it is tallied (Check
+		// refuses what Each refuses, and a list of only unknowns); a bad
 		// one fails the whole tally, with Check's error.
 		t.reporting += p
 		unknowns := 0
@@ -106,7 +135,6 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 				unknowns++
 				return
 			}
-			t.rated = append(t.rated, entry{index: i, rate: r, power: p})
 			t.ratedSum[i] += p
 		})
 		if err != nil || unknowns == n {
@@ -116,56 +144,36 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 	return t, nil
 }
 
-// sortRated orders the entries by executor, then rate, ties in vote order
-// (what a stable sort by (executor, rate) gives), in time linear in the
-// entries and n: a counting sort by rate (1..MaxRate), then a stable one
-// by executor. Executor i's entries are sorted[start[i]:start[i+1]].
-func sortRated(rated []entry, n int) (sorted []entry, start []int) {
-	var byRate [MaxRate + 1]int // then: where the next entry of each rate goes
-	for _, e := range rated {
-		byRate[e.rate]++
+// settled is executor i's rate when the rates above 0% cannot change it,
+// and true: Unknown when the validators reporting a rate for it hold 2/3
+// of total or less, 0% when the reports at 0% hold at least half of the
+// reporting power. Otherwise (false) it is contested, and the rates
+// decide. At most 3 x MaxExceptions executors are contested, whatever n:
+// each needs rates above 0% from more than a third of total, and a list
+// rates at most MaxExceptions.
+func (t *tally) settled(i int) (Report, bool) {
+	known := t.reporting - t.unknown[i]
+	switch {
+	case known == 0 || 3*known <= 2*t.total:
+		return Unknown, true
+	case 2*(known-t.ratedSum[i]) >= known:
+		return 0, true
 	}
-	at := 0
-	for r, count := range byRate {
-		byRate[r], at = at, at+count
-	}
-	ordered := make([]entry, len(rated))
-	for _, e := range rated {
-		ordered[byRate[e.rate]] = e
-		byRate[e.rate]++
-	}
-	start = make([]int, n+1)
-	for _, e := range ordered {
-		start[e.index+1]++
-	}
-	for i := range n {
-		start[i+1] += start[i]
-	}
-	sorted = rated // the input order is no longer needed: reuse its room
-	next := slices.Clone(start[:n])
-	for _, e := range ordered {
-		sorted[next[e.index]] = e
-		next[e.index]++
-	}
-	return sorted, start
+	return 0, false
 }
 
-// median is executor i's attested rate, from the power known reporting a
-// rate for it and its rated entries in increasing rate order.
-func (t *tally) median(i int, known uint64, rated []entry) Report {
-	if known == 0 || 3*known <= 2*t.total {
-		return Unknown
-	}
+// median is contested executor i's attested rate, from the power behind
+// each rate above 0%: the lowest rate at or below which the reports hold
+// half the reporting power.
+func (t *tally) median(i int, powerAt *[MaxRate + 1]uint64) Report {
+	known := t.reporting - t.unknown[i]
 	cum := known - t.ratedSum[i] // the power at 0%
-	if 2*cum >= known {
-		return 0
-	}
-	for _, e := range rated {
-		if cum += e.power; 2*cum >= known {
-			return e.rate
+	for r := Report(1); r <= MaxRate; r++ {
+		if cum += powerAt[r]; 2*cum >= known {
+			return r
 		}
 	}
-	return Unknown // unreachable: the rated entries sum to known - cum
+	return Unknown // unreachable: the rates above 0% sum to ratedSum[i]
 }
 
 // PeerMedian is the lower median, over the executors of a list of n

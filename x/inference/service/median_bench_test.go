@@ -16,13 +16,16 @@ import (
 //     chance;
 //   - 10pct-high: the same, and every validator sees every tenth executor
 //     fail half or more of its canaries (lists clamped to MaxExceptions at
-//     10,000 executors).
+//     10,000 executors, so each keeps its own highest 256 of the 1,000);
+//   - contested: every validator rates the same MaxExceptions executors
+//     at rates of its own, all of them contested (rated above 0% by more
+//     than half of the power): the median's most work per list.
 func BenchmarkMedian(b *testing.B) {
 	impls := []struct {
 		name    string
 		encoded func([]Vote, uint64, int) ([]byte, error)
 	}{{"legacy", legacyEncoded}, {"new", Encoded}}
-	for _, sc := range []string{"honest", "10pct-high"} {
+	for _, sc := range []string{"honest", "10pct-high", "contested"} {
 		for _, n := range []int{1000, 10000} {
 			votes, total := honestVotes(b, sc, 150, n)
 			want, err := legacyEncoded(votes, total, n)
@@ -64,8 +67,11 @@ func honestVotes(tb testing.TB, scenario string, validators, n int) ([]Vote, uin
 					misses++
 				}
 			}
-			if scenario == "10pct-high" && e%10 == 0 {
+			switch {
+			case scenario == "10pct-high" && e%10 == 0:
 				misses = 8 + r.IntN(9)
+			case scenario == "contested" && e%(n/MaxExceptions) == 0 && e/(n/MaxExceptions) < int(MaxExceptions):
+				misses = 4 + r.IntN(13)
 			}
 			rates[e] = Rate(misses, 16)
 		}
