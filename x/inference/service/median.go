@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Vote is one validator's valid extension: its power as recorded in the
@@ -34,17 +33,56 @@ func Median(votes []Vote, total uint64, n int) ([]Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Most executors are settled by the totals alone; only the contested
+	// ones need their rates above 0% counted, power per rate.
 	out := make([]Report, n)
-	e := 0 // t.rated is sorted by executor, then rate
+	contested := 0
 	for i := range out {
-		known := t.reporting - t.unknown[i]
-		start := e
-		for e < len(t.rated) && t.rated[e].index == i {
-			e++
+		var settled bool
+		if out[i], settled = t.settled(i); !settled {
+			contested++
 		}
-		out[i] = t.median(i, known, t.rated[start:e])
+	}
+	if contested > 0 {
+		if err := t.rateContested(votes, out, contested); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// rateContested sets the rate of each of the contested executors in out:
+// the lists (checked by tallyVotes) are read again, and each rate above 0%
+// of a contested executor adds its power to that executor's count of it.
+// The work is the lists' and contested x MaxRate, not n x votes.
+func (t *tally) rateContested(votes []Vote, out []Report, contested int) error {
+	row := make([]int, len(out)) // 1 + the executor's row in powerAt; 0: settled
+	powerAt := make([][MaxRate + 1]uint64, 0, contested)
+	for i := range row {
+		if _, settled := t.settled(i); !settled {
+			powerAt = append(powerAt, [MaxRate + 1]uint64{})
+			row[i] = len(powerAt)
+		}
+	}
+	for _, vote := range votes {
+		if len(vote.Reports) == 0 {
+			continue
+		}
+		p := uint64(vote.Power)
+		if err := Each(vote.Reports, len(out), func(i int, r Report) {
+			if r.Known() && row[i] > 0 {
+				powerAt[row[i]-1][r] += p
+			}
+		}); err != nil {
+			return err // unreachable: tallyVotes checked every list
+		}
+	}
+	for i, k := range row {
+		if k > 0 {
+			out[i] = t.median(i, &powerAt[k-1])
+		}
+	}
+	return nil
 }
 
 // Encoded is Encode(Median(votes, total, n)): the rates as a bundle
@@ -58,19 +96,12 @@ func Encoded(votes []Vote, total uint64, n int) ([]byte, error) {
 }
 
 // tally is the reports of a commit: every vote with a list credits its
-// power to every executor at 0% (reporting) and lists its exceptions.
+// power to every executor at 0% (reporting) and debits its exceptions.
 type tally struct {
 	total     uint64
 	reporting uint64   // the power of the votes that carry a list
 	unknown   []uint64 // per executor: power of those lists that say Unknown
-	rated     []entry  // rates above 0%, sorted by (index, rate)
-	ratedSum  []uint64 // per executor: power behind rated entries
-}
-
-type entry struct {
-	index int
-	rate  Report
-	power uint64
+	ratedSum  []uint64 // per executor: power of those that rate it above 0%
 }
 
 func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
@@ -93,45 +124,56 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 		if len(vote.Reports) == 0 {
 			continue
 		}
-		if err := Check(vote.Reports, n); err != nil {
-			return tally{}, fmt.Errorf("vote %d: %w", v, err)
-		}
+		// The list is read once and checked as it is tallied (Check
+		// refuses what Each refuses, and a list of only unknowns); a bad
+		// one fails the whole tally, with Check's error.
 		t.reporting += p
-		// Checked above: cannot fail.
-		_ = Each(vote.Reports, n, func(i int, r Report) {
+		unknowns := 0
+		err := Each(vote.Reports, n, func(i int, r Report) {
 			if r == Unknown {
 				t.unknown[i] += p
+				unknowns++
 				return
 			}
-			t.rated = append(t.rated, entry{index: i, rate: r, power: p})
 			t.ratedSum[i] += p
 		})
-	}
-	slices.SortStableFunc(t.rated, func(a, b entry) int {
-		if a.index != b.index {
-			return a.index - b.index
+		if err != nil || unknowns == n {
+			return tally{}, fmt.Errorf("vote %d: %w", v, Check(vote.Reports, n))
 		}
-		return int(a.rate) - int(b.rate)
-	})
+	}
 	return t, nil
 }
 
-// median is executor i's attested rate, from the power known reporting a
-// rate for it and its rated entries in increasing rate order.
-func (t *tally) median(i int, known uint64, rated []entry) Report {
-	if known == 0 || 3*known <= 2*t.total {
-		return Unknown
+// settled is executor i's rate when the rates above 0% cannot change it,
+// and true: Unknown when the validators reporting a rate for it hold 2/3
+// of total or less, 0% when the reports at 0% hold at least half of the
+// reporting power. Otherwise (false) it is contested, and the rates
+// decide. At most 3 x MaxExceptions executors are contested, whatever n:
+// each needs rates above 0% from more than a third of total, and a list
+// rates at most MaxExceptions.
+func (t *tally) settled(i int) (Report, bool) {
+	known := t.reporting - t.unknown[i]
+	switch {
+	case known == 0 || 3*known <= 2*t.total:
+		return Unknown, true
+	case 2*(known-t.ratedSum[i]) >= known:
+		return 0, true
 	}
+	return 0, false
+}
+
+// median is contested executor i's attested rate, from the power behind
+// each rate above 0%: the lowest rate at or below which the reports hold
+// half the reporting power.
+func (t *tally) median(i int, powerAt *[MaxRate + 1]uint64) Report {
+	known := t.reporting - t.unknown[i]
 	cum := known - t.ratedSum[i] // the power at 0%
-	if 2*cum >= known {
-		return 0
-	}
-	for _, e := range rated {
-		if cum += e.power; 2*cum >= known {
-			return e.rate
+	for r := Report(1); r <= MaxRate; r++ {
+		if cum += powerAt[r]; 2*cum >= known {
+			return r
 		}
 	}
-	return Unknown // unreachable: the rated entries sum to known - cum
+	return Unknown // unreachable: the rates above 0% sum to ratedSum[i]
 }
 
 // PeerMedian is the lower median, over the executors of a list of n

@@ -1,0 +1,100 @@
+package aggregate
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/inferenced/inferenced/x/inference/verdict"
+)
+
+// tally sums, per executor, only the power behind its exceptions (miss and
+// unknown); the power behind an ok is what is left of the lists' power.
+// Honest lists are mostly oks and are sent sparse: their cost is their
+// exceptions'. A list is packed only when about a fifth or more of it is
+// exceptions; packings are tallied eight at a time (subsets.go), at a cost
+// per word of 32 executors that does not grow with the exceptions.
+type tally struct {
+	total         uint64   // C: the power of every vote, abstentions included
+	listed        uint64   // the power of the votes that carry a list
+	miss, unknown []uint64 // per executor
+}
+
+func newTally(n int, total uint64) tally {
+	return tally{total: total, miss: make([]uint64, n), unknown: make([]uint64, n)}
+}
+
+// sample is executor i's attested verdict: Miss or OK with a strict
+// majority of C, Unknown (no sample) otherwise. Each list adds its power to
+// exactly one of ok, miss and unknown, so ok cannot wrap, and total <=
+// MaxUint64/2 keeps the doubled sums exact.
+func (t *tally) sample(i int) verdict.Verdict {
+	miss := t.miss[i]
+	ok := t.listed - miss - t.unknown[i]
+	switch {
+	case 2*miss > t.total:
+		return verdict.Miss
+	case 2*ok > t.total:
+		return verdict.OK
+	}
+	return verdict.Unknown
+}
+
+// addSparse tallies one sparse list of the group with power p, or fails
+// as verdict.Exceptions does.
+func (t *tally) addSparse(bz []byte, n int, p uint64) error {
+	t.listed += p
+	for next := 0; len(bz) > 0; {
+		i, v, rest, err := verdict.NextException(bz, next, n)
+		if err != nil {
+			return err
+		}
+		t.miss[i] += p * isMiss[v]
+		t.unknown[i] += p * isUnknown[v]
+		bz, next = rest, i+1
+	}
+	return nil
+}
+
+// isMiss and isUnknown weigh a sparse exception (Miss or Unknown) without
+// branching.
+var (
+	isMiss    = [4]uint64{verdict.Miss: 1}
+	isUnknown = [4]uint64{verdict.Unknown: 1}
+)
+
+// Masks over a word of 32 two-bit verdicts (eight bytes of a packing, read
+// little-endian): the low bit of every slot, and 32 oks.
+const (
+	lowBits      = 0x5555555555555555
+	thirtyTwoOKs = uint64(verdict.OK) * lowBits
+)
+
+// missBits, unknownBits and invalidBits mark, at the low bit of each slot
+// of a word, the verdicts of value 2, 0 and 3.
+func missBits(x uint64) uint64    { return (x >> 1) &^ x & lowBits }
+func unknownBits(x uint64) uint64 { return ^(x | x>>1) & lowBits }
+func invalidBits(x uint64) uint64 { return x & (x >> 1) & lowBits }
+
+// lastWord is the last, partial word of a packing of n verdicts (when n is
+// not a multiple of 32): its slots past the group read as oks, so they add
+// nothing, and bad marks set padding bits or a value 3.
+func lastWord(packed []byte, n int) (x, bad uint64) {
+	full := n / 32
+	var buf [8]byte
+	copy(buf[:], packed[8*full:])
+	x = binary.LittleEndian.Uint64(buf[:])
+	inGroup := uint64(1)<<(2*(n-32*full)) - 1
+	return x&inGroup | thirtyTwoOKs&^inGroup, x&^inGroup | invalidBits(x)
+}
+
+// addWord adds power p to the exceptions of one word of verdicts whose
+// first is executor base, one at a time: each set bit of a mask is one
+// exception, found with a trailing-zero count.
+func (t *tally) addWord(x uint64, base int, p uint64) {
+	for m := missBits(x); m != 0; m &= m - 1 {
+		t.miss[base+bits.TrailingZeros64(m)/2] += p
+	}
+	for m := unknownBits(x); m != 0; m &= m - 1 {
+		t.unknown[base+bits.TrailingZeros64(m)/2] += p
+	}
+}
