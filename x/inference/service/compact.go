@@ -157,8 +157,11 @@ func Each(bz []byte, n int, visit func(i int, r Report)) error {
 // (after its marker) whose next exception is at index next or later, and
 // returns it with what follows it.
 func NextException(bz []byte, next, n int) (i int, r Report, rest []byte, err error) {
-	c, k := binary.Uvarint(bz)
-	if k <= 0 || (k > 1 && bz[k-1] == 0) {
+	var c uint64
+	var k int
+	if len(bz) > 0 && bz[0] < 0x80 { // most gaps are under 64: one byte
+		c, k = uint64(bz[0]), 1
+	} else if c, k = binary.Uvarint(bz); k <= 0 || (k > 1 && bz[k-1] == 0) {
 		return 0, 0, nil, fmt.Errorf("%w: bad varint at index %d", ErrMalformed, next)
 	}
 	gap := c >> 1
