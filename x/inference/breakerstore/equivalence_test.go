@@ -349,8 +349,13 @@ func (sd side) runBlock(t *testing.T, w *world, h int64, att Attestation, bounda
 }
 
 func runDifferential(t *testing.T, seed uint64, blocks int, seen map[string]int) {
+	runDifferentialOf(t, seed, blocks, seen, stepLegacy, stepToday)
+}
+
+// runDifferentialOf runs one history through want and got.
+func runDifferentialOf(t *testing.T, seed uint64, blocks int, seen map[string]int, want, got stepper) {
 	w := newWorld(t, seed)
-	sides := []side{{newStepEnv(t), stepLegacy}, {newStepEnv(t), stepToday}}
+	sides := []side{{newStepEnv(t), want}, {newStepEnv(t), got}}
 	w.newGroup()
 	for _, sd := range sides {
 		ctx, cache := sd.env.block(1)
@@ -434,3 +439,17 @@ func tally(t *testing.T, seen map[string]int, res blockResult) {
 }
 
 func breakerState(s types.HealthState) string { return breaker.State(s).String() }
+
+// TestStepPartsMatchStep holds the step benchmark's drivers
+// (step_parts_test.go) to the steps they take apart.
+func TestStepPartsMatchStep(t *testing.T) {
+	var pt stepParts
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprintf("today/%d", seed), func(t *testing.T) {
+			runDifferentialOf(t, seed, 80, map[string]int{}, stepToday, partsStepper("today-parts", todayParts, &pt))
+		})
+		t.Run(fmt.Sprintf("legacy/%d", seed), func(t *testing.T) {
+			runDifferentialOf(t, seed, 80, map[string]int{}, stepLegacy, partsStepper("legacy-parts", legacyParts, &pt))
+		})
+	}
+}

@@ -103,22 +103,23 @@ const (
 	stepBenchWarmup    = 24 // blocks of the scenario applied before the measured one
 )
 
-// BenchmarkStep is one block's breaker step at 10,000 executors, today's
-// and the code of before the write-back step (legacy) side by side in one
-// run, on a store of its own that the keeper's reads use the way the
-// keeper does (stepEnv). Steady: the scenario's attestations were applied
-// in the 24 blocks before, committed, so the records are in their steady
-// state, as on a chain where the fault has lasted a while; first: the
-// first block of the fault, every record new. Each measured block runs on
-// a throw-away cache of the committed store.
+// BenchmarkStep is one block's breaker step at 10,000 executors: today's
+// (Store.Step) and the code of before the write-back step (legacy)
+// interleaved in one loop, on the same committed store, built so that the
+// group's reads cost what the keeper's do (stepEnv). Steady: the
+// scenario's attestations were applied in the 24 blocks before and
+// committed, so the records are in their steady state, as on a chain
+// where the fault has lasted a while; first: the first block of the
+// fault, every record new (best of 5). Each measured block runs on a
+// throw-away cache of the committed store.
 //
-// Metrics: µs-steady/op and µs-first; µs per attested miss and per
-// service sample the step applied in the steady block; allocations.
+// Metrics: µs-steady and µs-first of each, µs per sample the steady
+// block applied, allocations. With -v, the parts of each
+// (step_parts_test.go: the same step taken apart with a clock between
+// the parts, run in the same loop) per block and per sample of each pass.
 func BenchmarkStep(b *testing.B) {
 	for _, sc := range stepScenarios {
-		for _, impl := range []stepper{stepLegacy, stepToday} {
-			b.Run(fmt.Sprintf("%s/%s", sc.name, impl.name), func(b *testing.B) { benchStep(b, sc, impl) })
-		}
+		b.Run(sc.name, func(b *testing.B) { benchStep(b, sc) })
 	}
 }
 
@@ -164,36 +165,89 @@ func (sb *stepBench) try(tb testing.TB, impl stepper) (Applied, time.Duration) {
 	return applied, d
 }
 
-func benchStep(b *testing.B, sc stepScenario, impl stepper) {
+func benchStep(b *testing.B, sc stepScenario) {
+	impls := [2]stepper{stepLegacy, stepToday}
+	var parts [2]stepParts
+	timed := [2]stepper{partsStepper("legacy", legacyParts, &parts[0]), partsStepper("today", todayParts, &parts[1])}
+
 	first := newStepBench(b, stepBenchExecutors, sc)
-	var firstBest time.Duration
-	for range 3 {
-		if _, d := first.try(b, impl); firstBest == 0 || d < firstBest {
-			firstBest = d
+	var firstBest [2]time.Duration
+	for k := range 10 {
+		i := k % 2
+		if _, d := first.try(b, impls[i]); firstBest[i] == 0 || d < firstBest[i] {
+			firstBest[i] = d
 		}
 	}
+
+	// The steady state, reached by the reference step (the store after
+	// each block is the same whichever step ran: TestStepMatchesLegacy).
 	sb := newStepBench(b, stepBenchExecutors, sc)
 	for range stepBenchWarmup {
-		sb.run(b, impl)
+		sb.run(b, stepLegacy)
 	}
-	applied, _ := sb.try(b, impl)
-	var steady time.Duration
+	applied, _ := sb.try(b, stepToday)
+	var steady [2]time.Duration
+	k := 0
 	for b.Loop() {
-		_, d := sb.try(b, impl)
-		steady += d
+		for j := range 2 {
+			i := (k + j) % 2
+			_, d := sb.try(b, impls[i])
+			steady[i] += d
+			sb.try(b, timed[i])
+		}
+		k++
 	}
+	for i, impl := range impls {
+		us := float64(steady[i].Nanoseconds()) / 1e3 / float64(b.N)
+		b.ReportMetric(us, "µs-steady-"+impl.name)
+		b.ReportMetric(float64(firstBest[i].Nanoseconds())/1e3, "µs-first-"+impl.name)
+		if n := applied.AttestedMisses + applied.AttestedOKs + applied.ServiceMisses + applied.ServiceOKs; n > 0 {
+			b.ReportMetric(us/float64(n), "µs/sample-"+impl.name)
+		}
+		b.ReportMetric(float64(mallocs(func() { sb.try(b, impl) })), "allocs-"+impl.name)
+	}
+	b.ReportMetric(float64(steady[0])/float64(steady[1]), "legacy/today")
+	b.Logf("%s: attested %d misses + %d oks, service %d misses + %d oks per block", sc.name,
+		applied.AttestedMisses, applied.AttestedOKs, applied.ServiceMisses, applied.ServiceOKs)
+	logParts(b, b.N, applied, parts)
+}
+
+// logParts logs the parts of each step per block (µs) and per sample of
+// each pass (µs, over the samples the pass applied).
+func logParts(b *testing.B, runs int, applied Applied, parts [2]stepParts) {
+	attested := applied.AttestedMisses + applied.AttestedOKs
+	service := applied.ServiceMisses + applied.ServiceOKs
+	us := func(d time.Duration, per int) string {
+		if per == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", float64(d.Nanoseconds())/1e3/float64(runs)/float64(per))
+	}
+	b.Logf("%-8s | %-27s | %-27s | %-23s", "part", "attested pass µs/sample", "service pass µs/sample", "rest of the step µs")
+	b.Logf("%-8s | %13s %13s | %13s %13s | %11s %11s", "", "legacy", "today", "legacy", "today", "legacy", "today")
+	var total [2]stepParts
+	for p := range numParts {
+		b.Logf("%-8s | %13s %13s | %13s %13s | %11s %11s", partNames[p],
+			us(parts[0].attested[p], attested), us(parts[1].attested[p], attested),
+			us(parts[0].service[p], service), us(parts[1].service[p], service),
+			us(parts[0].rest[p], 1), us(parts[1].rest[p], 1))
+		for i := range 2 {
+			total[i].attested[0] += parts[i].attested[p]
+			total[i].service[0] += parts[i].service[p]
+			total[i].rest[0] += parts[i].rest[p]
+		}
+	}
+	b.Logf("%-8s | %13s %13s | %13s %13s | %11s %11s", "total",
+		us(total[0].attested[0], attested), us(total[1].attested[0], attested),
+		us(total[0].service[0], service), us(total[1].service[0], service),
+		us(total[0].rest[0], 1), us(total[1].rest[0], 1))
+}
+
+// mallocs is how many heap allocations one run of f makes.
+func mallocs(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	sb.try(b, impl)
+	f()
 	runtime.ReadMemStats(&after)
-	us := float64(steady.Nanoseconds()) / 1e3 / float64(b.N)
-	b.ReportMetric(us, "µs-steady/op")
-	b.ReportMetric(float64(firstBest.Nanoseconds())/1e3, "µs-first")
-	if n := applied.AttestedMisses + applied.ServiceMisses + applied.ServiceOKs + applied.AttestedOKs; n > 0 {
-		b.ReportMetric(us/float64(n), "µs/sample")
-	}
-	b.ReportMetric(float64(applied.AttestedMisses), "attested-misses")
-	b.ReportMetric(float64(applied.AttestedOKs), "attested-oks")
-	b.ReportMetric(float64(applied.ServiceMisses+applied.ServiceOKs), "service-samples")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs), "allocs-steady")
+	return after.Mallocs - before.Mallocs
 }
