@@ -191,7 +191,7 @@ func (e *stepEnv) finished(tb testing.TB, ctx context.Context, addr sdk.AccAddre
 func (e *stepEnv) dump(tb testing.TB) [][2][]byte {
 	tb.Helper()
 	it := e.cms.GetKVStore(e.key).Iterator(nil, nil)
-	defer it.Close()
+	defer func() { require.NoError(tb, it.Close()) }()
 	var out [][2][]byte
 	for ; it.Valid(); it.Next() {
 		out = append(out, [2][]byte{slices.Clone(it.Key()), slices.Clone(it.Value())})

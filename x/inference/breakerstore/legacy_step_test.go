@@ -3,14 +3,21 @@ package breakerstore
 // The breaker's step as it was before the write-back step (commit
 // bb35965e34f55b212f64072a51872f4c65f6e92a), kept verbatim for the
 // differential test (equivalence_test.go) and the step benchmark
-// (step_bench_test.go): step.go from "type step struct" on, attest.go
-// from "type attestedSample" on, service.go and cap.go without their
-// headers, store.go from load on. Generated with sed; the only edits are
-// renames, so that it compiles beside today's code: the receiver Store
-// is legacy (which embeds Store, so the helpers that did not change
-// (queue, events, records) are shared), and step, attestedSample,
-// capTracker, newCapTracker, isOut, mergeAddresses and viewService carry
-// the prefix legacy.
+// (step_bench_test.go, step_parts_test.go): step.go from "type step
+// struct" on, attest.go from "type attestedSample" on, service.go and
+// cap.go without their headers, store.go from load on, with only these
+// edits, so that it compiles beside today's code:
+//
+//	sed -E -e 's/\bs Store\b/s legacy/g' -e 's/^(\s+s\s+)Store$/\1legacy/' \
+//	  -e 's/\*step\b/*legacyStep/g' -e 's/&step\{/\&legacyStep{/g' \
+//	  -e 's/^type step struct/type legacyStep struct/' \
+//	  -e 's/\b(attestedSample|capTracker|isOut|mergeAddresses|viewService)\b/legacy\u\1/g' \
+//	  -e 's/\bnewCapTracker\b/newLegacyCapTracker/g' \
+//	  -e 's| //nolint:forbidigo // telemetry takes float32; not consensus state||'
+//
+// then gofmt. legacy embeds Store, so the helpers the write-back step did
+// not change (the queue, the events, the entries, Store.save's and
+// Store.load's own callers) are shared.
 
 import (
 	"bytes"
@@ -221,8 +228,8 @@ func (st *legacyStep) applyService() error {
 			st.out.ServiceOKs++
 		}
 	}
-	telemetry.IncrCounter(float32(st.out.ServiceOKs), metricServiceOK...)      //nolint:forbidigo // telemetry takes float32; not consensus state
-	telemetry.IncrCounter(float32(st.out.ServiceMisses), metricServiceMiss...) //nolint:forbidigo // telemetry takes float32; not consensus state
+	telemetry.IncrCounter(float32(st.out.ServiceOKs), metricServiceOK...)
+	telemetry.IncrCounter(float32(st.out.ServiceMisses), metricServiceMiss...)
 	return nil
 }
 
