@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,8 +114,9 @@ const (
 // fault, every record new (best of 5). Each measured block runs on a
 // throw-away cache of the committed store.
 //
-// Metrics: µs-steady and µs-first of each, µs per sample the steady
-// block applied, allocations. With -v, the parts of each
+// Metrics: µs-steady (wall) and cpu-µs-steady (the process's CPU time,
+// which other processes on the machine do not inflate) and µs-first of
+// each, µs per sample the steady block applied, allocations. With -v, the parts of each
 // (step_parts_test.go: the same step taken apart with a clock between
 // the parts, run in the same loop) per block and per sample of each pass.
 func BenchmarkStep(b *testing.B) {
@@ -186,12 +188,14 @@ func benchStep(b *testing.B, sc stepScenario) {
 		sb.run(b, stepLegacy)
 	}
 	applied, _ := sb.try(b, stepToday)
-	var steady [2]time.Duration
+	var steady, cpu [2]time.Duration
 	k := 0
 	for b.Loop() {
 		for j := range 2 {
 			i := (k + j) % 2
+			c := cpuTime(b)
 			_, d := sb.try(b, impls[i])
+			cpu[i] += cpuTime(b) - c
 			steady[i] += d
 			sb.try(b, timed[i])
 		}
@@ -200,6 +204,7 @@ func benchStep(b *testing.B, sc stepScenario) {
 	for i, impl := range impls {
 		us := float64(steady[i].Nanoseconds()) / 1e3 / float64(b.N)
 		b.ReportMetric(us, "µs-steady-"+impl.name)
+		b.ReportMetric(float64(cpu[i].Nanoseconds())/1e3/float64(b.N), "cpu-µs-steady-"+impl.name)
 		b.ReportMetric(float64(firstBest[i].Nanoseconds())/1e3, "µs-first-"+impl.name)
 		if n := applied.AttestedMisses + applied.AttestedOKs + applied.ServiceMisses + applied.ServiceOKs; n > 0 {
 			b.ReportMetric(us/float64(n), "µs/sample-"+impl.name)
@@ -241,6 +246,15 @@ func logParts(b *testing.B, runs int, applied Applied, parts [2]stepParts) {
 		us(total[0].attested[0], attested), us(total[1].attested[0], attested),
 		us(total[0].service[0], service), us(total[1].service[0], service),
 		us(total[0].rest[0], 1), us(total[1].rest[0], 1))
+}
+
+// cpuTime is the CPU time the process has used (user and system, the
+// garbage collector's included): unlike the wall clock, it does not grow
+// while other processes hold the CPU.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // mallocs is how many heap allocations one run of f makes.

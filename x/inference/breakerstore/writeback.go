@@ -117,6 +117,11 @@ func (r *stepRecords) walk() error {
 		return err
 	}
 	r.foundAt = make(map[string]int, count)
+	r.found = make([]foundRecord, 0, count)
+	if len(r.slots) == 0 {
+		// Most of the records the step starts from get a sample.
+		r.slotOf = make(map[string]*slot, count)
+	}
 	if err := r.s.records.Walk(r.ctx, nil, func(addr sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
 		r.foundAt[string(addr)] = len(r.found)
 		r.found = append(r.found, foundRecord{addr: addr, h: h})
