@@ -58,6 +58,14 @@ type stepParts struct {
 	attested, service, rest passParts
 }
 
+func (p stepParts) total() time.Duration {
+	var t time.Duration
+	for i := range numParts {
+		t += p.attested[i] + p.service[i] + p.rest[i]
+	}
+	return t
+}
+
 // clock adds the time since its last tick to a part.
 type clock struct{ last time.Time }
 
