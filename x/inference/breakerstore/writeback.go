@@ -40,6 +40,9 @@ import (
 //     again under the same key (an EXCLUDED record rewritten) is only
 //     set, for the same reason.
 //
+// The step runs in the pre-blocker, whose store reads no gas meter
+// charges to anything a block's results carry, so reading the records
+// this way instead of one Get per sample changes nothing but the time.
 // Maps here are only looked up; order comes from slices.
 type stepRecords struct {
 	s   Store
@@ -154,10 +157,10 @@ func (r *stepRecords) load(addr sdk.AccAddress) (entry, error) {
 	return r.s.load(r.ctx, addr)
 }
 
-// cloneRecord is h with slices of its own, as a fresh decoding would give:
-// an entry never shares a slice with the record the walk decoded.
+// cloneRecord is h with slices of its own where entryOf would keep h's
+// (entryOf copies the misses), as a fresh decoding would give: an entry
+// never shares a slice with the record the walk decoded.
 func cloneRecord(h types.ExecutorHealth) types.ExecutorHealth {
-	h.RecentMisses = slices.Clone(h.RecentMisses)
 	h.AttestedCredited = slices.Clone(h.AttestedCredited)
 	h.ScopedAgents = slices.Clone(h.ScopedAgents)
 	return h
