@@ -1,9 +1,6 @@
 package breakerstore
 
 import (
-	"context"
-	"fmt"
-
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/service"
@@ -25,47 +22,52 @@ func (st *step) servingNow(addr sdk.AccAddress) (bool, error) {
 	if st.service.Rates == nil {
 		return false, nil
 	}
-	i, member, err := st.s.reads.MemberIndex(st.ctx, addr)
+	i, member, err := st.memberIndexOf(addr)
 	if err != nil || !member {
 		return false, err
 	}
+	return st.servingAt(i), nil
+}
+
+// servingAt is servingNow of the group's member at index i.
+func (st *step) servingAt(i uint32) bool {
 	has, miss := st.service.Sample(int(i))
-	return has && !miss, nil
+	return has && !miss
 }
 
 // serviceSamples maps the block's service view to samples: a miss for
 // every executor whose rate exceeds the peers' median by more than the
-// excess, an ok for every executor the breaker holds whose rate is within
-// half of it (an ok for anyone else changes nothing). Executors without a
-// rate, or in between, get no sample.
-func (s Store) serviceSamples(ctx context.Context, v service.View) ([]attestedSample, error) {
-	var held map[uint32]bool
+// excess, an ok for every executor the breaker holds (now: the step's
+// traffic and attested samples may have given some a record) whose rate
+// is within half of it (an ok for anyone else changes nothing).
+// Executors without a rate, or in between, get no sample.
+func (st *step) serviceSamples() ([]attestedSample, error) {
+	var held []heldMember
+	heldKnown := false
 	var out []attestedSample
-	for i := range v.Rates {
-		has, miss := v.Sample(i)
+	for i := range uint32(len(st.service.Rates)) {
+		has, miss := st.service.Sample(int(i))
 		if !has {
 			continue
 		}
-		if !miss {
-			if held == nil {
-				var err error
-				if held, err = s.heldIndices(ctx); err != nil {
-					return nil, err
-				}
+		if !miss && !heldKnown {
+			var err error
+			if held, err = st.heldNow(); err != nil {
+				return nil, err
 			}
-			if !held[uint32(i)] {
-				continue
+			heldKnown = true
+		}
+		addr, isHeld := nextHeld(&held, i)
+		if !miss && !isHeld {
+			continue
+		}
+		if !isHeld {
+			var err error
+			if addr, err = st.memberAddress(i); err != nil {
+				return nil, err
 			}
 		}
-		m, err := s.reads.MemberAt(ctx, uint32(i))
-		if err != nil {
-			return nil, err
-		}
-		addr, err := s.ac.StringToBytes(m.Address)
-		if err != nil {
-			return nil, fmt.Errorf("epoch member %d address: %w", i, err)
-		}
-		out = append(out, attestedSample{executor: addr, miss: miss})
+		out = append(out, attestedSample{executor: addr, index: i, miss: miss})
 	}
 	return out, nil
 }

@@ -40,7 +40,9 @@ type Applied struct {
 }
 
 // step is one block's breaker step: params, the exclusion cap, whether
-// anything changed state and the verdicts reached so far.
+// anything changed state and the verdicts reached so far, the records as
+// the step left them (written at its end) and the group indices it looked
+// up.
 type step struct {
 	s       Store
 	ctx     context.Context
@@ -50,6 +52,15 @@ type step struct {
 	service service.View
 	changed bool
 	out     Applied
+	w       *stepRecords
+	// memberIndex caches the step's MemberIndex answers: the group does
+	// not change during the step. Only looked up.
+	memberIndex map[string]memberAt
+}
+
+type memberAt struct {
+	index  uint32
+	member bool
 }
 
 // Step is the breaker's one step per block, run before anything else in the
@@ -59,8 +70,19 @@ type step struct {
 // the service samples, in that order. Selection and enforcement in this block and later see the result.
 // It writes only the breaker's own collections: the miss verdicts it
 // reaches are returned for the keeper to apply.
+//
+// Each record is written once, at the end, however many samples changed
+// it (stepRecords); the store it leaves is the one a write per sample
+// left (TestStepMatchesLegacy).
 func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
-	attested, err := s.attestedSamples(ctx, b.Attested)
+	st := &step{
+		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
+		p:           judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
+		cap:         newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
+		w:           newStepRecords(s, ctx),
+		memberIndex: map[string]memberAt{},
+	}
+	attested, err := st.attestedSamples(b.Attested)
 	if err != nil {
 		// A fault reading the group costs the block its attested samples,
 		// never the chain its liveness: the step still runs without them,
@@ -77,12 +99,7 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 			"module", types.ModuleName, "err", err)
 		view = service.View{}
 	}
-	st := &step{
-		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
-		p:       judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
-		cap:     newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
-		service: view,
-	}
+	st.service = view
 	if err := st.promoteDue(); err != nil {
 		return Applied{}, err
 	}
@@ -102,6 +119,9 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 	if err := st.applyService(); err != nil {
 		return Applied{}, err
 	}
+	if err := st.w.flush(); err != nil {
+		return Applied{}, err
+	}
 	if st.changed {
 		if err := s.reportGauges(ctx); err != nil {
 			return Applied{}, err
@@ -114,7 +134,7 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 // block in which the breaker holds no one has nothing to promote and opens
 // no iterator.
 func (st *step) promoteDue() error {
-	if count, err := st.s.heldCount(st.ctx); err != nil || count == 0 {
+	if count, err := st.w.heldCount(); err != nil || count == 0 {
 		return err
 	}
 	var due []collections.Pair[int64, sdk.AccAddress]
@@ -126,7 +146,7 @@ func (st *step) promoteDue() error {
 		return fmt.Errorf("walk cooldown index: %w", err)
 	}
 	for _, key := range due {
-		before, err := st.s.load(st.ctx, key.K2())
+		before, err := st.w.load(key.K2())
 		if err != nil {
 			return err
 		}
@@ -141,7 +161,7 @@ func (st *step) promoteDue() error {
 			}
 			continue
 		}
-		if err := st.s.save(st.ctx, before, after); err != nil {
+		if err := st.w.save(before, after); err != nil {
 			return err
 		}
 		if err := st.report(after, t); err != nil {
@@ -177,15 +197,17 @@ func (st *step) applyTraffic() error {
 
 // applyBatch applies one executor's queued samples to its record.
 func (st *step) applyBatch(batch []queuedSample) error {
-	before, err := st.s.load(st.ctx, batch[0].key.K1())
+	before, err := st.w.load(batch[0].key.K1())
 	if err != nil {
 		return err
 	}
 	after := before
 	if !before.stored {
-		if after, err = st.fresh(before, batch[0].sample.PriorOks); err != nil {
+		serving, err := st.servingNow(before.addr)
+		if err != nil {
 			return err
 		}
+		after = st.fresh(before, batch[0].sample.PriorOks, serving)
 	}
 	for _, q := range batch {
 		probe := after.rec.ProbeInFlight && after.probe.is(q.sample.Agent, q.sample.InferenceId)
@@ -193,7 +215,7 @@ func (st *step) applyBatch(batch []queuedSample) error {
 			return err
 		}
 	}
-	return st.s.save(st.ctx, before, after)
+	return st.w.save(before, after)
 }
 
 // applyOutcome applies one traffic outcome (x/inference/judge decides
@@ -211,7 +233,7 @@ func (st *step) applyOutcome(e entry, sample types.PendingSample, probe bool) (e
 // Like the attested samples, a fault mapping them costs the block its
 // service samples, never the chain its liveness.
 func (st *step) applyService() error {
-	samples, err := st.s.serviceSamples(st.ctx, st.service)
+	samples, err := st.serviceSamples()
 	if err != nil {
 		sdk.UnwrapSDKContext(st.ctx).Logger().Error("service samples do not map to the epoch group; none applied",
 			"module", types.ModuleName, "err", err)
@@ -241,7 +263,7 @@ func (st *step) applyAttested(a attestedSample) error {
 // applyValidators applies one sample of a kind the validators attest
 // (judge.Attested or judge.Service).
 func (st *step) applyValidators(a attestedSample, apply func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect)) error {
-	before, err := st.s.load(st.ctx, a.executor)
+	before, err := st.w.load(a.executor)
 	if err != nil {
 		return err
 	}
@@ -254,32 +276,26 @@ func (st *step) applyValidators(a attestedSample, apply func(judge.Executor, boo
 		if err != nil {
 			return err
 		}
-		if after, err = st.fresh(before, oks); err != nil {
-			return err
-		}
+		after = st.fresh(before, oks, st.servingAt(a.index))
 	}
 	x, mayExclude, capErr := st.judged(after)
 	x, effects := apply(x, a.miss, st.p, st.height, mayExclude)
 	if after, err = st.record(after, x, effects, capErr); err != nil {
 		return err
 	}
-	return st.s.save(st.ctx, before, after)
+	return st.w.save(before, after)
 }
 
 // fresh is the entry of an executor without a record as a new record
 // starts it in this block: judge.Fresh, seen serving now if this block's
 // service rates say so (a record-less executor hears no service ok, so
-// its new record must learn it here).
-func (st *step) fresh(e entry, priorOks uint32) (entry, error) {
+// its new record must learn it here: servingNow).
+func (st *step) fresh(e entry, priorOks uint32, serving bool) entry {
 	e = e.fresh(priorOks)
-	serving, err := st.servingNow(e.addr)
-	if err != nil {
-		return entry{}, err
-	}
 	if serving {
 		e.rec.ServiceOKAt = st.height
 	}
-	return e, nil
+	return e
 }
 
 // judged returns the entry as the judge sees it, and the exclusion cap's
