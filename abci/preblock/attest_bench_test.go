@@ -155,7 +155,7 @@ func proposerBundle(b *testing.B, commit abci.ExtendedCommitInfo, epoch uint64, 
 	}
 	packed, err := aggregate.Packed(votes, n)
 	require.NoError(b, err)
-	bundle, err := proposals.NewBundle(commit, epoch, n, packed, nil)
+	bundle, err := proposals.NewBundle(proposals.LayoutV3, commit, epoch, n, packed, nil)
 	require.NoError(b, err)
 	tx, err := proposals.Encode(bundle)
 	require.NoError(b, err)

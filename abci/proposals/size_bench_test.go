@@ -20,9 +20,9 @@ import (
 // sizeScenarios: what 150 validators see of the group.
 var sizeScenarios = []string{"all-ok", "30pct-random", "30pct-correlated"}
 
-// scenarioList is validator i's verdicts: all ok; its own random 30%
-// missed (validators disagree, nothing is shared); or the same 30% missed
-// for every validator.
+// scenarioList is validator i's verdicts: all ok; the same 1% missed for
+// every validator; its own random 30% missed (validators disagree, nothing
+// is shared); or the same 30% missed for every validator.
 func scenarioList(scenario string, n, i int) []verdict.Verdict {
 	seed := uint64(i)
 	if scenario == "30pct-correlated" {
@@ -32,8 +32,15 @@ func scenarioList(scenario string, n, i int) []verdict.Verdict {
 	vs := make([]verdict.Verdict, n)
 	for e := range vs {
 		vs[e] = verdict.OK
-		if scenario != "all-ok" && r.IntN(10) < 3 {
-			vs[e] = verdict.Miss
+		switch scenario {
+		case "1pct-identical":
+			if e%100 == 0 {
+				vs[e] = verdict.Miss
+			}
+		case "30pct-random", "30pct-correlated":
+			if r.IntN(10) < 3 {
+				vs[e] = verdict.Miss
+			}
 		}
 	}
 	return vs
@@ -114,7 +121,7 @@ func measureSizes(tb testing.TB, validators, n int, scenario string) blockSizes 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b, err := NewBundle(commit, epoch, n, samples, medians)
+	b, err := NewBundle(LayoutV3, commit, epoch, n, samples, medians)
 	if err != nil {
 		tb.Fatal(err)
 	}
