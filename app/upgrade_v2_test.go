@@ -50,7 +50,7 @@ func TestUpgradeToV2FromVersionOne(t *testing.T) {
 
 	from := a.ModuleManager.GetVersionMap()
 	from[inferencetypes.ModuleName] = 1
-	to, err := a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeName, Height: upgradeHeight}, from)
+	to, err := a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeV2, Height: upgradeHeight}, from)
 	require.NoError(t, err)
 	require.Equal(t, uint64(inferencemodule.ConsensusVersion), to[inferencetypes.ModuleName])
 
@@ -79,7 +79,7 @@ func TestUpgradeToV2FailsOnABadStore(t *testing.T) {
 	// No params at all: version 1 always stored them.
 	from := a.ModuleManager.GetVersionMap()
 	from[inferencetypes.ModuleName] = 1
-	_, err = a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeName, Height: 100}, from)
+	_, err = a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeV2, Height: 100}, from)
 	require.ErrorContains(t, err, "upgrade v2 at height 100: migrations")
 }
 
