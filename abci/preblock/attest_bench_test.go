@@ -38,10 +38,15 @@ import (
 //     case among agreeing validators);
 //   - random-30pct: each validator sees its own random 30% missed (nothing
 //     is shared; the codec's and the tally's worst case).
+//
+// Each in both bundle layouts: HEALTH3 (zstd, what blocks carry from the v3
+// switch) and HEALTH2 (DEFLATE, before it), so that the codec's share shows.
 func BenchmarkAttestationBlock(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, sc := range []string{"identical", "all-distinct", "random-30pct"} {
-			b.Run(fmt.Sprintf("executors=%d/%s", n, sc), func(b *testing.B) { benchAttestation(b, n, sc) })
+			for _, layout := range []proposals.Layout{proposals.LayoutV3, proposals.LayoutV2} {
+				b.Run(fmt.Sprintf("executors=%d/%s/%s", n, sc, layout), func(b *testing.B) { benchAttestation(b, n, sc, layout) })
+			}
 		}
 	}
 }
@@ -69,7 +74,7 @@ func scenarioVerdicts(scenario string, n, i int) []verdict.Verdict {
 	return vs
 }
 
-func benchAttestation(b *testing.B, executors int, scenario string) {
+func benchAttestation(b *testing.B, executors int, scenario string, layout proposals.Layout) {
 	const validators, height, chainID = 150, int64(2), "bench"
 	k, ctx, _ := testutil.Network(b, executors, breakerParams(), nil)
 	epoch, n, err := k.VoteGroup(ctx, height)
@@ -95,7 +100,7 @@ func benchAttestation(b *testing.B, executors int, scenario string) {
 		keys[i] = pk.(ed25519.PubKey)
 	}
 	// The proposer's side, once: what ProcessProposal receives.
-	tx := proposerBundle(b, commit, epoch, n)
+	tx := proposerBundle(b, layout, commit, epoch, n)
 
 	var sigs, ours, keeperTime time.Duration
 	for b.Loop() {
@@ -144,8 +149,9 @@ func benchAttestation(b *testing.B, executors int, scenario string) {
 	b.ReportMetric(float64(len(tx)), "bundle-bytes")
 }
 
-// proposerBundle is the bundle PrepareProposal would inject for commit.
-func proposerBundle(b *testing.B, commit abci.ExtendedCommitInfo, epoch uint64, n int) []byte {
+// proposerBundle is the bundle PrepareProposal would inject for commit in
+// layout.
+func proposerBundle(b *testing.B, layout proposals.Layout, commit abci.ExtendedCommitInfo, epoch uint64, n int) []byte {
 	b.Helper()
 	votes := make([]aggregate.Vote, 0, len(commit.Votes))
 	for _, v := range commit.Votes {
@@ -155,7 +161,7 @@ func proposerBundle(b *testing.B, commit abci.ExtendedCommitInfo, epoch uint64, 
 	}
 	packed, err := aggregate.Packed(votes, n)
 	require.NoError(b, err)
-	bundle, err := proposals.NewBundle(proposals.LayoutV3, commit, epoch, n, packed, nil)
+	bundle, err := proposals.NewBundle(layout, commit, epoch, n, packed, nil)
 	require.NoError(b, err)
 	tx, err := proposals.Encode(bundle)
 	require.NoError(b, err)
