@@ -113,8 +113,10 @@ SCALE_TESTS := ^TestScale
 test-e2e: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 25m -v -skip '$(SCALE_TESTS)' ./tests/e2e/
 
-# The upgrade from the previous release (tests/upgrade/README.md): built
-# from the clone's history, run under cosmovisor, upgraded by governance.
+# The upgrades from the previous releases (tests/upgrade/README.md): v3
+# from the release right before this one, v2 from the one before v2, each
+# built from the clone's history, run under cosmovisor, upgraded by
+# governance. About 10.5 minutes here (4 of them the v3 scenario).
 test-upgrade: build cosmovisor
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 20m -v ./tests/upgrade/
 
@@ -140,7 +142,7 @@ test-scale: build
 # For a long run that keeps its corpus (a duration is fine when a rare
 # spurious "context deadline exceeded" at the very end does not matter):
 #   make fuzz FUZZTIME=2000000x FUZZCACHE=$$(go env GOCACHE)/fuzz
-FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./x/inference/verdict:FuzzExpand ./x/inference/service:FuzzDecode ./x/inference/service:FuzzMedian ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension ./abci/proposals:FuzzDecodeBundle ./abci/proposals:FuzzBundleVotes
+FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./x/inference/verdict:FuzzExpand ./x/inference/service:FuzzDecode ./x/inference/service:FuzzMedian ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension ./abci/proposals:FuzzDecodeBundle ./abci/proposals:FuzzBundleVotes ./abci/proposals:FuzzZstdFrame
 FUZZCACHE ?=
 
 fuzz:

@@ -55,7 +55,7 @@ func (app *App) setHandlers(opts servertypes.AppOptions, logger log.Logger) erro
 	app.SetVerifyVoteExtensionHandler(votes.VerifyVoteExtension())
 	inner := baseapp.NewDefaultProposalHandler(app.Mempool(), app)
 	props := proposals.NewHandler(inner.PrepareProposalHandler(), inner.ProcessProposalHandler(),
-		app.InferenceKeeper, app.consensusKeys, logger.With("module", "health-proposals"))
+		app.InferenceKeeper, app.consensusKeys, app.InferenceKeeper, logger.With("module", "health-proposals"))
 	app.SetPrepareProposal(props.PrepareProposal())
 	app.SetProcessProposal(props.ProcessProposal())
 	// The pre-blocker reads the bundle ProcessProposal decoded for the

@@ -36,8 +36,8 @@ func versionOneParams() inferencetypes.Params {
 
 // The v2 handler on a previous-release store: x/inference goes from version
 // 1 to the module's ConsensusVersion through every registered step, the
-// params gain the new fields at their defaults, and vote extensions, off
-// on that chain, start at the block after the upgrade.
+// params gain the new fields at their defaults, vote extensions, off on
+// that chain, start at the block after the upgrade, and so does HEALTH3.
 func TestUpgradeToV2FromVersionOne(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func TestUpgradeToV2FromVersionOne(t *testing.T) {
 
 	from := a.ModuleManager.GetVersionMap()
 	from[inferencetypes.ModuleName] = 1
-	to, err := a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeName, Height: upgradeHeight}, from)
+	to, err := a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeV2, Height: upgradeHeight}, from)
 	require.NoError(t, err)
 	require.Equal(t, uint64(inferencemodule.ConsensusVersion), to[inferencetypes.ModuleName])
 
@@ -60,6 +60,10 @@ func TestUpgradeToV2FromVersionOne(t *testing.T) {
 	cp, err := a.ConsensusParamsKeeper.ParamsStore.Get(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(upgradeHeight+1), cp.Abci.VoteExtensionsEnableHeight)
+	switchAt, set, err := a.InferenceKeeper.BundleV3Switch(ctx)
+	require.NoError(t, err)
+	require.True(t, set)
+	require.Equal(t, int64(upgradeHeight+1), switchAt, "the first bundle, at H+2, is HEALTH3")
 }
 
 // A store the migrations refuse fails the handler with the upgrade's name
@@ -75,7 +79,7 @@ func TestUpgradeToV2FailsOnABadStore(t *testing.T) {
 	// No params at all: version 1 always stored them.
 	from := a.ModuleManager.GetVersionMap()
 	from[inferencetypes.ModuleName] = 1
-	_, err = a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeName, Height: 100}, from)
+	_, err = a.upgradeToV2(ctx, upgradetypes.Plan{Name: UpgradeV2, Height: 100}, from)
 	require.ErrorContains(t, err, "upgrade v2 at height 100: migrations")
 }
 

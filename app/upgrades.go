@@ -9,30 +9,51 @@ import (
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/cosmos/cosmos-sdk/types/module"
+
+	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
 )
 
-// UpgradeName is the software upgrade that brings a chain from the
-// previous release (tests/upgrade/PREVIOUS_RELEASE, x/inference at
-// version 1) to this one (version 4): a governance MsgSoftwareUpgrade with
-// a plan of this name halts the old binary at the plan height, and this
-// binary, started in its place (cosmovisor's upgrades/v2/bin), runs the
-// handler in that block. docs/upgrade.md is the operator's side.
-const UpgradeName = "v2"
+// The software upgrades this release performs: a governance
+// MsgSoftwareUpgrade with a plan of one of these names halts the old
+// binary at the plan height, and this binary, started in its place
+// (cosmovisor's upgrades/<name>/bin), runs the handler in that block.
+// docs/upgrade.md is the operator's side.
+const (
+	// UpgradeV2 brings a chain from the release at d74237b
+	// (tests/upgrade/PREVIOUS_RELEASE_V2, x/inference at version 1) to this
+	// one: vote extensions on, the module account, migrations 1 to 6.
+	UpgradeV2 = "v2"
+	// UpgradeV3 brings a chain from the release at 2d859e8
+	// (tests/upgrade/PREVIOUS_RELEASE, x/inference at version 5, health
+	// bundles in HEALTH2) to this one: migration 5 to 6, which switches the
+	// bundles to HEALTH3 from the block after the upgrade.
+	UpgradeV3 = "v3"
+	// UpgradeName is the upgrade from the release right before this one.
+	UpgradeName = UpgradeV3
+)
 
-// registerUpgrades installs the handler of the upgrade this release
-// performs. x/upgrade halts a chain that schedules an upgrade whose handler
-// the running binary already has ("binary updated before trigger"): a chain
-// started on this release has nothing to upgrade to it, and enables vote
-// extensions in genesis (or by a consensus-params proposal).
+// v3From is the x/inference version UpgradeV3 starts from.
+const v3From = 5
+
+// registerUpgrades installs the handlers of the upgrades this release
+// performs. Both stay registered: x/upgrade refuses to start a binary that
+// lacks the handler of the chain's last applied upgrade, and a chain on
+// the release before v2 can still take v2 straight to this one. x/upgrade
+// halts a chain that schedules an upgrade whose handler the running
+// binary already has ("binary updated before trigger"): a chain that took
+// v2 on this release, or started on it, has nothing to upgrade to v3; a
+// chain started on this release enables vote extensions in genesis (or by
+// a consensus-params proposal).
 func (app *App) registerUpgrades() {
-	app.UpgradeKeeper.SetUpgradeHandler(UpgradeName, app.upgradeToV2)
+	app.UpgradeKeeper.SetUpgradeHandler(UpgradeV2, app.upgradeToV2)
+	app.UpgradeKeeper.SetUpgradeHandler(UpgradeV3, app.upgradeToV3)
 }
 
 // upgradeToV2 runs in the pre-block of the plan height H. It switches
 // health attestation on from H+1 on a chain that ran without it, makes
 // the inference module's address the module account that holds bonds
 // (ensureInferenceModuleAccount), then runs every module's registered
-// migrations (x/inference 1 to 4). Any
+// migrations (x/inference 1 to 6: health bundles in HEALTH3 from H+1). Any
 // error fails block H: x/upgrade runs the handler on the block's state,
 // which FinalizeBlock discards on error, so nothing of a failed migration
 // is committed and the node stops at H with the error in its log.
@@ -47,6 +68,30 @@ func (app *App) upgradeToV2(ctx context.Context, plan upgradetypes.Plan, vm modu
 	}
 	sdkCtx.Logger().Info("software upgrade: running migrations", "name", plan.Name,
 		"height", sdkCtx.BlockHeight(), "from", vm, "vote_extensions_enable_height", enabled)
+	to, err := app.ModuleManager.RunMigrations(ctx, app.configurator, vm)
+	if err != nil {
+		return nil, fmt.Errorf("upgrade %s at height %d: migrations: %w", plan.Name, sdkCtx.BlockHeight(), err)
+	}
+	return to, nil
+}
+
+// upgradeToV3 runs in the pre-block of the plan height H, on a chain of the
+// release at 2d859e8 (x/inference version 5): it runs every module's
+// registered migrations, x/inference 5 to 6, which records H+1 as the
+// height from which blocks carry their health bundle in HEALTH3. Block H,
+// proposed by the previous release in HEALTH2, is finalized here: the
+// pre-blocker, after this handler, applies its attestations as it carries
+// them. Vote extensions are left as the chain has them. A chain at an older
+// version takes v2 instead (its handler enables what those lack), so one is
+// refused here. Any error fails block H, as for v2.
+func (app *App) upgradeToV3(ctx context.Context, plan upgradetypes.Plan, vm module.VersionMap) (module.VersionMap, error) {
+	sdkCtx := sdk.UnwrapSDKContext(ctx)
+	if v := vm[inferencetypes.ModuleName]; v < v3From {
+		return nil, fmt.Errorf("upgrade %s at height %d: x/inference is at version %d; %s starts from version %d (a chain on an older release takes %s)",
+			plan.Name, sdkCtx.BlockHeight(), v, UpgradeV3, v3From, UpgradeV2)
+	}
+	sdkCtx.Logger().Info("software upgrade: running migrations", "name", plan.Name,
+		"height", sdkCtx.BlockHeight(), "from", vm, "health_bundle_v3_from", sdkCtx.BlockHeight()+1)
 	to, err := app.ModuleManager.RunMigrations(ctx, app.configurator, vm)
 	if err != nil {
 		return nil, fmt.Errorf("upgrade %s at height %d: migrations: %w", plan.Name, sdkCtx.BlockHeight(), err)

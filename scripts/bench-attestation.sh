@@ -38,6 +38,12 @@ run() { # dir label
 
 git -C "$root" worktree add --quiet --detach "$tmp/base" "$base"
 cp "$root/$bench" "$tmp/base/$bench"
+# The one release-dependent call: the base's own bundle constructor.
+if grep -q LayoutV3 "$tmp/base/abci/proposals/"*.go; then
+	cp "$root/abci/preblock/bench_bundle_test.go" "$tmp/base/abci/preblock/"
+else
+	cp "$root/scripts/bench-bundle-v2.go.txt" "$tmp/base/abci/preblock/bench_bundle_test.go"
+fi
 echo "== before: $base" >&2
 run "$tmp/base" "before($base)"
 after="$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo '+changes')"

@@ -184,7 +184,7 @@ func newAttestationFixture(b *testing.B, k keeper.Keeper, ctx sdk.Context, scena
 	signed, err := proposals.Check(commit, fx.last, benchChainID, benchVoteHeight, lookup, ve.NewChecker(ctx, k, benchVoteHeight).Check)
 	require.NoError(b, err)
 	fx.samples, fx.serviceRate = benchSamples(b, signed, n)
-	bundle, err := proposals.NewBundle(commit, epoch, n, fx.samples, fx.serviceRate)
+	bundle, err := newBenchBundle(commit, epoch, n, fx.samples, fx.serviceRate)
 	require.NoError(b, err)
 	fx.tx, err = proposals.Encode(bundle)
 	require.NoError(b, err)

@@ -77,11 +77,11 @@ type errorLog struct {
 func (l errorLog) Error(msg string, _ ...any) { *l.errors = append(*l.errors, msg) }
 func (l errorLog) With(...any) log.Logger     { return l }
 
-func bundle(t *testing.T, epoch uint64, vs ...verdict.Verdict) []byte {
+func bundle(t *testing.T, layout proposals.Layout, epoch uint64, vs ...verdict.Verdict) []byte {
 	t.Helper()
 	packed, err := verdict.Pack(vs)
 	require.NoError(t, err)
-	bz, err := proposals.Encode(proposals.Bundle{Epoch: epoch, Members: len(vs), Samples: packed})
+	bz, err := proposals.Encode(proposals.Bundle{Layout: layout, Epoch: epoch, Members: len(vs), Samples: packed})
 	require.NoError(t, err)
 	return bz
 }
@@ -94,8 +94,9 @@ func TestPreBlockerAppliesTheBundleOfEachBlock(t *testing.T) {
 	epoch, n, err := k.VoteGroup(base, height-1)
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
-	good := bundle(t, epoch, verdict.Miss, verdict.OK, verdict.Unknown, verdict.Unknown)
-	empty, err := proposals.Encode(proposals.Bundle{})
+	good := bundle(t, proposals.LayoutV3, epoch, verdict.Miss, verdict.OK, verdict.Unknown, verdict.Unknown)
+	goodV2 := bundle(t, proposals.LayoutV2, epoch, verdict.Miss, verdict.OK, verdict.Unknown, verdict.Unknown)
+	empty, err := proposals.Encode(proposals.Bundle{Layout: proposals.LayoutV3})
 	require.NoError(t, err)
 	user := []byte{0x0a, 0x01, 0x00}
 	packed := func(vs ...verdict.Verdict) []byte {
@@ -116,13 +117,18 @@ func TestPreBlockerAppliesTheBundleOfEachBlock(t *testing.T) {
 		{name: "no bundle", enable: 2, txs: [][]byte{user}, want: none},
 		{name: "undecodable bundle", enable: 2, txs: [][]byte{append(slices.Clone(empty), 0xff)}, want: none,
 			wantError: "undecodable health bundle in a decided block"},
-		{name: "bundle that does not fit the group", enable: 2, txs: [][]byte{bundle(t, epoch, verdict.Miss, verdict.OK, verdict.OK, verdict.OK, verdict.OK)},
+		{name: "bundle that does not fit the group", enable: 2, txs: [][]byte{bundle(t, proposals.LayoutV3, epoch, verdict.Miss, verdict.OK, verdict.OK, verdict.OK, verdict.OK)},
 			want:      call{epoch: epoch, members: 5, samples: packed(verdict.Miss, verdict.OK, verdict.OK, verdict.OK, verdict.OK)},
 			wantError: "health bundle does not fit the epoch group; no attested samples applied"},
-		{name: "bundle for another epoch", enable: 2, txs: [][]byte{bundle(t, epoch+1, verdict.Miss, verdict.OK, verdict.OK, verdict.OK)},
+		{name: "bundle for another epoch", enable: 2, txs: [][]byte{bundle(t, proposals.LayoutV3, epoch+1, verdict.Miss, verdict.OK, verdict.OK, verdict.OK)},
 			want: call{epoch: epoch + 1, members: 4, samples: packed(verdict.Miss, verdict.OK, verdict.OK, verdict.OK)}},
 		{name: "empty bundle (attestations withheld)", enable: 2, txs: [][]byte{empty}, want: none},
 		{name: "good bundle", enable: 2, txs: [][]byte{good, user},
+			want: call{epoch: epoch, members: 4, samples: packed(verdict.Miss, verdict.OK, verdict.Unknown, verdict.Unknown), misses: 1}},
+		// The block of the v3 upgrade height was proposed by the previous
+		// release in HEALTH2 and is finalized by this one: its attestations
+		// apply, as do those of any block before the switch.
+		{name: "good bundle in the previous layout (HEALTH2)", enable: 2, txs: [][]byte{goodV2, user},
 			want: call{epoch: epoch, members: 4, samples: packed(verdict.Miss, verdict.OK, verdict.Unknown, verdict.Unknown), misses: 1}},
 	}
 	for _, c := range cases {

@@ -18,14 +18,6 @@ import (
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
-// prefix starts every injected bundle. 0xff begins a protobuf tag whose
-// wire type (the low three bits of the varint 0x7f|'H'<<7) is 7, which does
-// not exist: no protobuf transaction decoder can accept these bytes, so a
-// bundle can never pass for a user transaction, nor a transaction for a
-// bundle. The digit is the layout's version: HEALTH1 carried the whole
-// extended commit and packed verdicts.
-var prefix = []byte("\xffHEALTH2")
-
 // MaxBundleSize bounds an injected bundle before it is decoded. 300
 // validators' extensions of the largest group max_participants allows fit
 // even when they do not compress (TestWorstCaseBundleFits); a proposer
@@ -44,10 +36,12 @@ var (
 
 // Bundle is a health bundle: the attested samples of the epoch whose group
 // has Members executors, and the extensions they follow from. The votes are
-// kept as carried (deflated extensions, framed signatures) until
+// kept as carried (compressed extensions, framed signatures) until
 // Commit or Votes asks for them, so that reading the samples (the
 // pre-blocker, Find) costs no decompression.
 type Bundle struct {
+	// Layout is the wire layout the bundle is (or will be) encoded in.
+	Layout  Layout
 	Epoch   uint64
 	Members int
 	Samples []byte // packed, one 2-bit value per member
@@ -55,7 +49,7 @@ type Bundle struct {
 	// no member has one).
 	Service []byte
 
-	extensions []byte // raw DEFLATE of the framed extensions
+	extensions []byte // the framed extensions, compressed as Layout says
 	signatures []byte // framed signatures
 }
 
@@ -65,10 +59,10 @@ type VoteExtension struct {
 	Extension, Signature []byte
 }
 
-// NewBundle is the bundle of a (pruned) extended commit whose checked
-// extensions attest about epoch, a group of members, with the packed
-// samples and the encoded service rates computed from them.
-func NewBundle(ec abci.ExtendedCommitInfo, epoch uint64, members int, samples, rates []byte) (Bundle, error) {
+// NewBundle is the bundle, in layout, of a (pruned) extended commit whose
+// checked extensions attest about epoch, a group of members, with the
+// packed samples and the encoded service rates computed from them.
+func NewBundle(layout Layout, ec abci.ExtendedCommitInfo, epoch uint64, members int, samples, rates []byte) (Bundle, error) {
 	exts := make([][]byte, len(ec.Votes))
 	sigs := make([][]byte, len(ec.Votes))
 	size := 0
@@ -76,19 +70,34 @@ func NewBundle(ec abci.ExtendedCommitInfo, epoch uint64, members int, samples, r
 		exts[i], sigs[i] = v.VoteExtension, v.ExtensionSignature
 		size += frameEntrySize(len(v.VoteExtension))
 	}
-	compressed, err := deflate(appendFrame(make([]byte, 0, size), exts))
-	if err != nil {
-		return Bundle{}, fmt.Errorf("deflate extensions: %w", err)
+	body := appendFrame(make([]byte, 0, size), exts)
+	var compressed []byte
+	var err error
+	switch layout {
+	case LayoutV2:
+		compressed, err = deflate(body)
+	case LayoutV3:
+		compressed, err = compressZstd(body)
+	default:
+		return Bundle{}, fmt.Errorf("new health bundle: %s", layout)
 	}
-	return Bundle{Epoch: epoch, Members: members, Samples: samples, Service: rates,
+	if err != nil {
+		return Bundle{}, fmt.Errorf("compress extensions (%s): %w", layout, err)
+	}
+	return Bundle{Layout: layout, Epoch: epoch, Members: members, Samples: samples, Service: rates,
 		extensions: compressed, signatures: appendFrame(nil, sigs)}, nil
 }
 
-// IsBundle reports whether tx carries the bundle prefix.
-func IsBundle(tx []byte) bool { return bytes.HasPrefix(tx, prefix) }
+// IsBundle reports whether tx carries a bundle prefix, of either layout.
+func IsBundle(tx []byte) bool {
+	_, ok := layoutOf(tx)
+	return ok
+}
 
 // Find is the one rule for where a block keeps its health bundle: tx[0],
-// behind prefix. found is false when tx[0] is not a bundle (a block without
+// behind either layout's prefix (the bundle says which: ProcessProposal
+// checks it is the one in force at the block's height, readers of a
+// decided block take it as it is). found is false when tx[0] is not a bundle (a block without
 // transactions, or one made with vote extensions off); a tx[0] that carries
 // the prefix but does not decode strictly is an error. Whether a block must
 // carry one is the caller's to say (ExtensionsEnabled).
@@ -106,6 +115,10 @@ func Find(txs [][]byte) (b Bundle, found bool, err error) {
 // Encode returns the prefixed, canonical bytes of a bundle; their length is
 // what the bundle costs a block.
 func Encode(b Bundle) ([]byte, error) {
+	prefix, ok := prefixOf(b.Layout)
+	if !ok {
+		return nil, fmt.Errorf("encode health bundle: %s", b.Layout)
+	}
 	if b.Members < 0 || uint64(b.Members) > types.MaxMaxParticipants {
 		return nil, fmt.Errorf("encode health bundle: %d members", b.Members)
 	}
@@ -127,17 +140,19 @@ func Encode(b Bundle) ([]byte, error) {
 	return append(append([]byte{}, prefix...), body...), nil
 }
 
-// Decode parses a bundle strictly: size bound first, then the prefix, then
-// protobuf with a canonical re-encoding check, then the samples (the
-// canonical compact list of Members, at most max_participants' cap). It
-// does not inflate the extensions.
+// Decode parses a bundle of either layout strictly: size bound first, then
+// the prefix, then protobuf with a canonical re-encoding check, then the
+// samples (the canonical compact list of Members, at most
+// max_participants' cap). It does not decompress the extensions.
 func Decode(tx []byte) (Bundle, error) {
 	if len(tx) > MaxBundleSize {
 		return Bundle{}, fmt.Errorf("%w: %d bytes", ErrBadBundle, len(tx))
 	}
-	if !IsBundle(tx) {
+	layout, ok := layoutOf(tx)
+	if !ok {
 		return Bundle{}, ErrNotBundle
 	}
+	prefix, _ := prefixOf(layout)
 	body := tx[len(prefix):]
 	var hb types.HealthBundle
 	if err := hb.Unmarshal(body); err != nil {
@@ -157,7 +172,7 @@ func Decode(tx []byte) (Bundle, error) {
 		return Bundle{}, fmt.Errorf("%w: service rates: %w", ErrBadBundle, err)
 	}
 	return Bundle{
-		Epoch: hb.EpochIndex, Members: int(hb.Members), Samples: samples, Service: hb.Service,
+		Layout: layout, Epoch: hb.EpochIndex, Members: int(hb.Members), Samples: samples, Service: hb.Service,
 		extensions: hb.Extensions, signatures: hb.Signatures,
 	}, nil
 }
@@ -171,18 +186,18 @@ func isEmpty(b Bundle) bool {
 // Empty reports whether b is the empty bundle, which carries no votes.
 func (b Bundle) Empty() bool { return isEmpty(b) }
 
-// votes inflates and parses the bundle's extensions and signatures, one
-// pair per vote, for count votes: at most count*(MaxSize+framing) bytes
-// are inflated, and exactly count pairs must be there, each bounded (an
-// extension by ve.MaxSize(Members), a signature by CometBFT's
-// MaxSignatureSize), with nothing after them.
+// votes decompresses and parses the bundle's extensions and signatures,
+// one pair per vote, for count votes: at most count*(MaxSize+framing)
+// bytes are decompressed (inflate, decompressZstd), and exactly count
+// pairs must be there, each bounded (an extension by ve.MaxSize(Members),
+// a signature by CometBFT's MaxSignatureSize), with nothing after them.
 func (b Bundle) votes(count int) ([]VoteExtension, error) {
 	sigs, err := parseFrame(b.signatures, count, cmttypes.MaxSignatureSize)
 	if err != nil {
 		return nil, fmt.Errorf("signatures: %w", err)
 	}
 	maxExt := ve.MaxSize(b.Members)
-	body, err := inflate(b.extensions, count*frameEntrySize(maxExt))
+	body, err := b.decompress(count * frameEntrySize(maxExt))
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +210,18 @@ func (b Bundle) votes(count int) ([]VoteExtension, error) {
 		out[i] = VoteExtension{Extension: exts[i], Signature: sigs[i]}
 	}
 	return out, nil
+}
+
+// decompress is the extensions' frame, at most limit bytes, as the
+// bundle's layout compresses it.
+func (b Bundle) decompress(limit int) ([]byte, error) {
+	switch b.Layout {
+	case LayoutV2:
+		return inflate(b.extensions, limit)
+	case LayoutV3:
+		return decompressZstd(b.extensions, limit)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrBadBundle, b.Layout)
 }
 
 // Votes is every vote's extension and signature, in the order of the

@@ -31,50 +31,64 @@ func sampleCommit(tb testing.TB) abci.ExtendedCommitInfo {
 	return abci.ExtendedCommitInfo{Round: 1, Votes: []abci.ExtendedVoteInfo{vote}}
 }
 
-func sampleBundle(tb testing.TB) Bundle {
+func sampleBundle(tb testing.TB, layout Layout) Bundle {
 	tb.Helper()
-	b, err := NewBundle(sampleCommit(tb), 2, 2, []byte{0x09}, nil)
+	b, err := NewBundle(layout, sampleCommit(tb), 2, 2, []byte{0x09}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return b
 }
 
+// layouts are both layouts a block may carry.
+var layouts = []Layout{LayoutV2, LayoutV3}
+
 func TestBundleRoundTrip(t *testing.T) {
-	bz, err := Encode(sampleBundle(t))
-	if err != nil {
-		t.Fatal(err)
+	for _, layout := range layouts {
+		t.Run(layout.String(), func(t *testing.T) {
+			bz, err := Encode(sampleBundle(t, layout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Decode(bz)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := Encode(got)
+			if err != nil || !bytes.Equal(again, bz) {
+				t.Fatalf("round trip changed the bytes: %v", err)
+			}
+			if got.Layout != layout || got.Epoch != 2 || got.Members != 2 || !bytes.Equal(got.Samples, []byte{0x09}) {
+				t.Fatalf("decoded %+v", got)
+			}
+			ec := sampleCommit(t)
+			rebuilt, err := got.Commit(CommitInfoOf(ec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := ec.Marshal()
+			if have, _ := rebuilt.Marshal(); !bytes.Equal(have, want) {
+				t.Fatalf("rebuilt commit %+v, want %+v", rebuilt, ec)
+			}
+			votes, err := got.Votes()
+			if err != nil || len(votes) != 1 || !bytes.Equal(votes[0].Signature, ec.Votes[0].ExtensionSignature) {
+				t.Fatalf("votes %+v %v", votes, err)
+			}
+			prefix, _ := prefixOf(layout)
+			empty, err := Decode(emptyBundle(layout))
+			if err != nil || !isEmpty(empty) || empty.Layout != layout || !bytes.Equal(emptyBundle(layout), prefix) {
+				t.Fatalf("empty bundle %+v %v", empty, err)
+			}
+			if votes, err := empty.Votes(); votes != nil || err != nil {
+				t.Fatalf("the empty bundle's votes: %v %v", votes, err)
+			}
+		})
 	}
-	got, err := Decode(bz)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := Encode(Bundle{}); err == nil {
+		t.Error("a bundle without a layout encoded")
 	}
-	again, err := Encode(got)
-	if err != nil || !bytes.Equal(again, bz) {
-		t.Fatalf("round trip changed the bytes: %v", err)
-	}
-	if got.Epoch != 2 || got.Members != 2 || !bytes.Equal(got.Samples, []byte{0x09}) {
-		t.Fatalf("decoded %+v", got)
-	}
-	ec := sampleCommit(t)
-	rebuilt, err := got.Commit(CommitInfoOf(ec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := ec.Marshal()
-	if have, _ := rebuilt.Marshal(); !bytes.Equal(have, want) {
-		t.Fatalf("rebuilt commit %+v, want %+v", rebuilt, ec)
-	}
-	votes, err := got.Votes()
-	if err != nil || len(votes) != 1 || !bytes.Equal(votes[0].Signature, ec.Votes[0].ExtensionSignature) {
-		t.Fatalf("votes %+v %v", votes, err)
-	}
-	empty, err := Decode(emptyBundle())
-	if err != nil || !isEmpty(empty) || len(emptyBundle()) != len(prefix) {
-		t.Fatalf("empty bundle %+v %v", empty, err)
-	}
-	if votes, err := empty.Votes(); votes != nil || err != nil {
-		t.Fatalf("the empty bundle's votes: %v %v", votes, err)
+	if _, err := NewBundle(Layout(4), sampleCommit(t), 2, 2, []byte{0x09}, nil); err == nil {
+		t.Error("a bundle of an unknown layout built")
 	}
 }
 
@@ -85,13 +99,16 @@ func TestAttackBundleBytesNeverDecodeAsATransaction(t *testing.T) {
 	reg := codectypes.NewInterfaceRegistry()
 	std.RegisterInterfaces(reg)
 	decode := tx.DefaultTxDecoder(codec.NewProtoCodec(reg))
-	bz, err := Encode(sampleBundle(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range [][]byte{bz, prefix, append(append([]byte{}, prefix...), 0x0a, 0x00)} {
-		if _, err := decode(in); err == nil {
-			t.Fatalf("the transaction decoder accepted %x", in)
+	for _, layout := range layouts {
+		bz, err := Encode(sampleBundle(t, layout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix, _ := prefixOf(layout)
+		for _, in := range [][]byte{bz, prefix, append(append([]byte{}, prefix...), 0x0a, 0x00)} {
+			if _, err := decode(in); err == nil {
+				t.Fatalf("the transaction decoder accepted %x", in)
+			}
 		}
 	}
 	if _, err := Decode([]byte{0x0a, 0x02, 0x0a, 0x00}); !errors.Is(err, ErrNotBundle) {
@@ -100,10 +117,17 @@ func TestAttackBundleBytesNeverDecodeAsATransaction(t *testing.T) {
 }
 
 func TestDecodeRejectsAttacks(t *testing.T) {
-	good, err := Encode(sampleBundle(t))
+	for _, layout := range layouts {
+		t.Run(layout.String(), func(t *testing.T) { decodeRejectsAttacks(t, layout) })
+	}
+}
+
+func decodeRejectsAttacks(t *testing.T, layout Layout) {
+	good, err := Encode(sampleBundle(t, layout))
 	if err != nil {
 		t.Fatal(err)
 	}
+	prefix, _ := prefixOf(layout)
 	envelope := func(hb types.HealthBundle) []byte {
 		body, err := hb.Marshal()
 		if err != nil {
@@ -118,7 +142,8 @@ func TestDecodeRejectsAttacks(t *testing.T) {
 	}{
 		{"oversized", append(append([]byte{}, prefix...), make([]byte, MaxBundleSize)...), ErrBadBundle},
 		{"missing prefix", good[len(prefix):], ErrNotBundle},
-		{"previous layout's prefix", append([]byte("\xffHEALTH1"), good[len(prefix):]...), ErrNotBundle},
+		{"HEALTH1's prefix", append([]byte("\xffHEALTH1"), good[len(prefix):]...), ErrNotBundle},
+		{"a layout that does not exist (HEALTH4)", append([]byte("\xffHEALTH4"), good[len(prefix):]...), ErrNotBundle},
 		{"truncated", good[:len(good)-1], ErrBadBundle},
 		{"unknown field", append(append([]byte{}, good...), 0x40, 0x01), ErrNonCanonical},
 		{"service rates that are not canonical (all unknown written out)", append(append([]byte{}, good...), 0x3a, 0x03, 0x00, 0x01, 0x01), ErrBadBundle},
@@ -153,10 +178,11 @@ func stream(t testing.TB, body []byte, level int) []byte {
 	return buf.Bytes()
 }
 
-// One named case per attack on the carried votes; each must be refused
-// before anything is verified.
-func TestVotesRejectAttacks(t *testing.T) {
-	good := sampleBundle(t)
+// One named case per attack on the votes a HEALTH2 bundle carries; each
+// must be refused before anything is verified. (HEALTH3's zstd frame:
+// TestZstdVotesRejectAttacks.)
+func TestDeflateVotesRejectAttacks(t *testing.T) {
+	good := sampleBundle(t, LayoutV2)
 	ec := sampleCommit(t)
 	last := CommitInfoOf(ec)
 	ext := ec.Votes[0].VoteExtension
@@ -219,11 +245,13 @@ func TestVotesRejectAttacks(t *testing.T) {
 }
 
 // FuzzDecodeBundle: never panics; whatever it accepts re-encodes to the
-// same bytes, and inflating its votes never panics either.
+// same bytes, and decompressing its votes never panics either.
 func FuzzDecodeBundle(f *testing.F) {
-	good, _ := Encode(sampleBundle(f))
-	f.Add(good)
-	f.Add(prefix)
+	for _, layout := range layouts {
+		good, _ := Encode(sampleBundle(f, layout))
+		f.Add(good)
+		f.Add(emptyBundle(layout))
+	}
 	f.Fuzz(func(t *testing.T, bz []byte) {
 		b, err := Decode(bz)
 		if err != nil {
@@ -237,19 +265,27 @@ func FuzzDecodeBundle(f *testing.F) {
 	})
 }
 
-// FuzzBundleVotes: any extensions stream and signature frame, for any
-// number of votes and group size: never panics, never inflates past the
-// cap, and what it accepts frames back to the same body.
+// FuzzBundleVotes: any extensions stream (DEFLATE or zstd, by layout) and
+// signature frame, for any number of votes and group size: never panics,
+// never decompresses past the cap, and what it accepts frames back to the
+// same body.
 func FuzzBundleVotes(f *testing.F) {
-	sample := sampleBundle(f)
-	f.Add(sample.extensions, sample.signatures, 1, 2)
-	f.Add(stream(f, make([]byte, 1<<16), flate.BestCompression), []byte{0}, 1, 2)
-	f.Add([]byte{0x01, 0x00, 0x00, 0xff, 0xff}, []byte{}, 0, 0)
-	f.Fuzz(func(t *testing.T, exts, sigs []byte, count, members int) {
+	for _, layout := range layouts {
+		sample := sampleBundle(f, layout)
+		f.Add(sample.extensions, sample.signatures, 1, 2, layout == LayoutV3)
+	}
+	f.Add(stream(f, make([]byte, 1<<16), flate.BestCompression), []byte{0}, 1, 2, false)
+	f.Add([]byte{0x01, 0x00, 0x00, 0xff, 0xff}, []byte{}, 0, 0, false)
+	f.Add(zstdStream(f, make([]byte, 1<<16), 1<<10), []byte{0}, 1, 2, true)
+	f.Fuzz(func(t *testing.T, exts, sigs []byte, count, members int, v3 bool) {
 		if count < 0 || count > 64 || members < 0 || members > 1000 {
 			return
 		}
-		b := Bundle{Epoch: 1, Members: members, extensions: exts, signatures: sigs}
+		layout := LayoutV2
+		if v3 {
+			layout = LayoutV3
+		}
+		b := Bundle{Layout: layout, Epoch: 1, Members: members, extensions: exts, signatures: sigs}
 		votes, err := b.votes(count)
 		if err != nil {
 			return
@@ -261,7 +297,7 @@ func FuzzBundleVotes(f *testing.F) {
 			}
 			items[i] = v.Extension
 		}
-		body, err := inflate(exts, count*frameEntrySize(ve.MaxSize(members)))
+		body, err := b.decompress(count * frameEntrySize(ve.MaxSize(members)))
 		if err != nil || !bytes.Equal(appendFrame(nil, items), body) {
 			t.Fatalf("accepted votes do not frame back to the body: %v", err)
 		}
@@ -295,29 +331,32 @@ func TestWorstCaseBundleFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBundle(ec, 1<<62, n, samples, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bz, err := Encode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(bz) > MaxBundleSize {
-		t.Fatalf("worst-case bundle is %d bytes, limit %d", len(bz), MaxBundleSize)
+	for _, layout := range layouts {
+		b, err := NewBundle(layout, ec, 1<<62, n, samples, rates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bz, err := Encode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bz) > MaxBundleSize {
+			t.Fatalf("%s: worst-case bundle is %d bytes, limit %d", layout, len(bz), MaxBundleSize)
+		}
+		t.Logf("%s worst case: extension %d B, bundle %d B of %d", layout, ve.MaxSize(n), len(bz), MaxBundleSize)
 	}
 	if ve.MaxSize(n) > cmttypes.MaxVoteExtensionSize {
 		t.Fatalf("largest extension %d bytes exceeds CometBFT's %d", ve.MaxSize(n), cmttypes.MaxVoteExtensionSize)
 	}
-	t.Logf("worst case: extension %d B, bundle %d B of %d", ve.MaxSize(n), len(bz), MaxBundleSize)
 }
 
-// TestBombCostsNoMoreThanTheCap (attack: a proposer's decompression bomb
-// makes every validator allocate what it inflates to): 256 MiB of zeros
-// deflated to ~260 KB is refused after the cap, allocating about the cap.
-func TestBombCostsNoMoreThanTheCap(t *testing.T) {
+// TestDeflateBombCostsNoMoreThanTheCap (attack: a proposer's
+// decompression bomb makes every validator allocate what it inflates to):
+// 256 MiB of zeros deflated to ~260 KB is refused after the cap,
+// allocating about the cap. (HEALTH3: TestZstdBombCostsNoMoreThanTheCap.)
+func TestDeflateBombCostsNoMoreThanTheCap(t *testing.T) {
 	bomb := stream(t, make([]byte, 256<<20), flate.BestCompression)
-	b := Bundle{Epoch: 1, Members: 2, extensions: bomb, signatures: []byte{0}}
+	b := Bundle{Layout: LayoutV2, Epoch: 1, Members: 2, extensions: bomb, signatures: []byte{0}}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

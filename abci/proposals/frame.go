@@ -10,7 +10,8 @@ import (
 )
 
 // A frame is a list of byte strings, each a minimal uvarint length then the
-// bytes: the bundle's extensions (deflated) and signatures use it.
+// bytes: the bundle's extensions (compressed: DEFLATE in HEALTH2, zstd in
+// HEALTH3, zstd.go) and signatures use it.
 
 // appendFrame appends the framing of items to dst.
 func appendFrame(dst []byte, items [][]byte) []byte {
@@ -66,8 +67,8 @@ func countFrame(bz []byte) (int, error) {
 	return n, nil
 }
 
-// deflate compresses body as one raw DEFLATE stream. The level is the
-// proposer's choice: validators check what the stream inflates to, never
+// deflate compresses body as one raw DEFLATE stream (HEALTH2). The level
+// is the proposer's choice: validators check what the stream inflates to, never
 // the stream itself, so a change of Go's compressor changes nothing.
 func deflate(body []byte) ([]byte, error) {
 	var buf bytes.Buffer
@@ -86,12 +87,15 @@ func deflate(body []byte) ([]byte, error) {
 
 var (
 	errInflate = errors.New("extensions do not inflate")
-	// ErrInflateCap: the extensions' stream inflates past what the votes
-	// of the last commit may hold; reading stops one byte past the cap.
-	ErrInflateCap = errors.New("extensions inflate past the cap")
+	// ErrInflateCap: the extensions decompress (or declare that they do)
+	// past what the votes of the last commit may hold. DEFLATE reading
+	// stops one byte past the cap; zstd decoding at the first block past
+	// it (zstd.go).
+	ErrInflateCap = errors.New("extensions decompress past the cap")
 )
 
-// inflate decompresses one raw DEFLATE stream of at most limit bytes. It
+// inflate decompresses one raw DEFLATE stream (HEALTH2) of at most limit
+// bytes. It
 // stops reading at limit+1 bytes (a decompression bomb costs no more than
 // limit), and refuses a truncated stream and bytes after its final block.
 func inflate(stream []byte, limit int) ([]byte, error) {

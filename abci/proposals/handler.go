@@ -29,15 +29,19 @@ type Handler struct {
 	process sdk.ProcessProposalHandler
 	groups  ve.GroupReader
 	keys    KeySource
+	layouts Switch
 	logger  log.Logger
 	// accepted remembers the bundle of the last proposal ProcessProposal
 	// accepted, for the pre-blocker (Accepted).
 	accepted *Accepted
 }
 
-// NewHandler wraps prepare and process.
-func NewHandler(prepare sdk.PrepareProposalHandler, process sdk.ProcessProposalHandler, groups ve.GroupReader, keys KeySource, logger log.Logger) Handler {
-	return Handler{prepare: prepare, process: process, groups: groups, keys: keys, logger: logger, accepted: NewAccepted()}
+// NewHandler wraps prepare and process; layouts says which bundle layout
+// each height carries.
+func NewHandler(prepare sdk.PrepareProposalHandler, process sdk.ProcessProposalHandler, groups ve.GroupReader, keys KeySource,
+	layouts Switch, logger log.Logger,
+) Handler {
+	return Handler{prepare: prepare, process: process, groups: groups, keys: keys, layouts: layouts, logger: logger, accepted: NewAccepted()}
 }
 
 // Accepted is the bundle of the last proposal ProcessProposal accepted,
@@ -51,36 +55,42 @@ func ExtensionsEnabled(ctx sdk.Context, height int64) bool {
 	return cp.Abci != nil && cp.Abci.VoteExtensionsEnableHeight != 0 && height > cp.Abci.VoteExtensionsEnableHeight
 }
 
-// emptyBundle is what a proposer injects when it cannot build a bundle (too
-// few valid extensions): it withholds attestations from its block but can
-// never forge them.
-func emptyBundle() []byte {
-	bz, _ := Encode(Bundle{})
-	return bz
+// emptyBundle is what a proposer injects, in the layout in force, when it
+// cannot build a bundle (too few valid extensions): it withholds
+// attestations from its block but can never forge them. It is the prefix
+// alone.
+func emptyBundle(layout Layout) []byte {
+	p, _ := prefixOf(layout)
+	return bytes.Clone(p)
 }
 
 // protoSize is what a transaction costs against MaxTxBytes: CometBFT counts
 // each one with its protobuf field tag and length prefix.
 func protoSize(tx []byte) int64 { return cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{tx}) }
 
-// PrepareProposal puts the bundle first and lets the inner handler fill the
-// rest of the block within what is left of MaxTxBytes. It never fails a
-// proposal for want of a bundle: on any error or panic it proposes the
-// bundle (or the empty one) alone, since a block without tx[0] would be
-// rejected by every validator.
+// PrepareProposal puts the bundle, in the layout in force at the height,
+// first and lets the inner handler fill the rest of the block within what
+// is left of MaxTxBytes. It never fails a proposal for want of a bundle:
+// on any error or panic it proposes the bundle (or the empty one) alone,
+// since a block without tx[0] would be rejected by every validator. Only
+// a state that cannot say the layout (a store read failing) fails it.
 func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 	return func(ctx sdk.Context, req *abci.RequestPrepareProposal) (resp *abci.ResponsePrepareProposal, err error) {
 		if !ExtensionsEnabled(ctx, req.Height) {
 			return h.prepare(ctx, req)
 		}
-		bundle := emptyBundle()
+		layout, err := LayoutAt(ctx, h.layouts, req.Height)
+		if err != nil {
+			return nil, err
+		}
+		bundle := emptyBundle(layout)
 		defer func() {
 			if r := recover(); r != nil {
 				h.logger.Error("PrepareProposal panicked; proposing the bundle alone", "height", req.Height, "panic", r)
 				resp, err = &abci.ResponsePrepareProposal{Txs: [][]byte{bundle}}, nil
 			}
 		}()
-		if built, err := h.build(ctx, req.Height, req.LocalLastCommit); err != nil {
+		if built, err := h.build(ctx, layout, req.Height, req.LocalLastCommit); err != nil {
 			h.logger.Info("proposing without attestations", "height", req.Height, "reason", err)
 		} else if protoSize(built) <= req.MaxTxBytes {
 			bundle = built
@@ -116,7 +126,7 @@ func samples(signed Signed, n int) (packed, rates []byte, err error) {
 	return packed, rates, nil
 }
 
-func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
+func (h Handler) build(ctx sdk.Context, layout Layout, height int64, local abci.ExtendedCommitInfo) ([]byte, error) {
 	voteHeight := height - 1
 	checker := ve.NewChecker(ctx, h.groups, voteHeight)
 	epoch, n, err := checker.Group()
@@ -135,7 +145,7 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 	if err != nil {
 		return nil, err
 	}
-	b, err := NewBundle(pruned, epoch, n, packed, rates)
+	b, err := NewBundle(layout, pruned, epoch, n, packed, rates)
 	if err != nil {
 		return nil, err
 	}
@@ -154,9 +164,10 @@ func (h Handler) build(ctx sdk.Context, height int64, local abci.ExtendedCommitI
 var reject = &abci.ResponseProcessProposal{Status: abci.ResponseProcessProposal_REJECT}
 
 // ProcessProposal requires the bundle at tx[0] exactly when extensions are
-// enabled, re-verifies it (signatures, extensions, 2/3, recomputed samples)
-// and passes the other transactions to the inner handler. A bundle anywhere
-// else, or a proposal without one, is rejected.
+// enabled, in the layout in force at the height, re-verifies it
+// (signatures, extensions, 2/3, recomputed samples) and passes the other
+// transactions to the inner handler. A bundle anywhere else, in the other
+// layout, or a proposal without one, is rejected.
 func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
 	return func(ctx sdk.Context, req *abci.RequestProcessProposal) (*abci.ResponseProcessProposal, error) {
 		bundle, txs, err := h.checkBundle(ctx, req)
@@ -178,6 +189,7 @@ func (h Handler) ProcessProposal() sdk.ProcessProposalHandler {
 var (
 	errNoBundle        = errors.New("no health bundle at tx[0]")
 	errMisplacedBundle = errors.New("a health bundle after tx[0]")
+	errWrongLayout     = errors.New("health bundle in the wrong layout for its height")
 )
 
 // checkBundle is ProcessProposal's check of the bundle: the bundle and the
@@ -186,9 +198,16 @@ func (h Handler) checkBundle(ctx sdk.Context, req *abci.RequestProcessProposal) 
 	txs := req.Txs
 	var bundle Bundle
 	if ExtensionsEnabled(ctx, req.Height) {
+		want, err := LayoutAt(ctx, h.layouts, req.Height)
+		if err != nil {
+			return Bundle{}, nil, err
+		}
 		b, found, err := Find(txs)
 		if !found {
 			return Bundle{}, nil, errNoBundle
+		}
+		if err == nil && b.Layout != want {
+			err = fmt.Errorf("%w: %s, block %d carries %s", errWrongLayout, b.Layout, req.Height, want)
 		}
 		if err == nil {
 			telemetry.SetGauge(float32(len(txs[0])), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state

@@ -1,7 +1,6 @@
 package proposals
 
 import (
-	"compress/flate"
 	"context"
 	"errors"
 	"strings"
@@ -77,9 +76,11 @@ func healthCommit(t *testing.T, vals []testcommit.Validator) abci.ExtendedCommit
 	})
 }
 
+// newTestHandler is a handler over a group of two in epoch 3 whose
+// blocks carry HEALTH3 (the switch at height 1, as a new chain's).
 func newTestHandler(vals []testcommit.Validator, r *recorder) Handler {
 	return NewHandler(r.prepare, r.process, group{epoch: 3, n: 2},
-		func(sdk.Context) KeyLookup { return keysOf(vals) }, log.NewNopLogger())
+		func(sdk.Context) KeyLookup { return keysOf(vals) }, v3From(1), log.NewNopLogger())
 }
 
 func TestPrepareInjectsBundleAndProcessAcceptsIt(t *testing.T) {
@@ -182,7 +183,7 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			carried.Votes = edit(carried.Votes)
-			nb, err := NewBundle(carried, b.Epoch, b.Members, b.Samples, b.Service)
+			nb, err := NewBundle(b.Layout, carried, b.Epoch, b.Members, b.Samples, b.Service)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,8 +229,8 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 		{"proposer adds a vote", rebundled(func(v []abci.ExtendedVoteInfo) []abci.ExtendedVoteInfo { return append(v, v[0]) }),
 			"after the last entry"},
 		{"proposer sends a decompression bomb", edited(func(x *Bundle) {
-			x.extensions = stream(t, make([]byte, 8<<20), flate.BestCompression)
-		}), "inflate"},
+			x.extensions = zstdStream(t, make([]byte, 8<<20), 1<<10)
+		}), ErrInflateCap.Error()},
 		// Only the bundle with nothing in it may skip verification: epoch 0
 		// with votes carried is not the empty bundle.
 		{"proposer passes a bundle with votes off as empty (epoch 0)", edited(func(x *Bundle) { x.Epoch = 0 }),
@@ -238,7 +239,7 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 			v[0].VoteExtension, v[0].ExtensionSignature = nil, nil
 			return v
 		}), "need more than 2/3"},
-		{"garbage behind the prefix", txs(append(append([]byte{}, prefix...), 0xff)), ErrBadBundle.Error()},
+		{"garbage behind the prefix", txs(append(append([]byte{}, prefixV3...), 0xff)), ErrBadBundle.Error()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestProcessRejectsProposerAttacks(t *testing.T) {
 			}
 		})
 	}
-	if got := process(t, h, [][]byte{emptyBundle(), user}, last); got != abci.ResponseProcessProposal_ACCEPT {
+	if got := process(t, h, [][]byte{emptyBundle(LayoutV3), user}, last); got != abci.ResponseProcessProposal_ACCEPT {
 		t.Errorf("a proposer may withhold attestations with an empty bundle: %s", got)
 	}
 }
@@ -269,7 +270,7 @@ func TestDisabledExtensionsMeanNoBundle(t *testing.T) {
 	if err != nil || len(resp.Txs) != 1 || IsBundle(resp.Txs[0]) {
 		t.Fatalf("%x %v", resp.Txs, err)
 	}
-	for _, txs := range [][][]byte{{emptyBundle()}, {user, emptyBundle()}} {
+	for _, txs := range [][][]byte{{emptyBundle(LayoutV3)}, {user, emptyBundle(LayoutV3)}, {emptyBundle(LayoutV2)}} {
 		st, err := h.ProcessProposal()(ctx, &abci.RequestProcessProposal{Height: 10, Txs: txs})
 		if err != nil || st.Status != abci.ResponseProcessProposal_REJECT {
 			t.Errorf("a bundle with extensions disabled: %v %v", st, err)
@@ -294,7 +295,7 @@ func TestPrepareFallsBackToAnEmptyBundle(t *testing.T) {
 	vals := validators()
 	r := &recorder{}
 	h := NewHandler(r.prepare, r.process, group{epoch: 3, n: 2},
-		func(sdk.Context) KeyLookup { return keysOf(vals[3:]) }, log.NewNopLogger())
+		func(sdk.Context) KeyLookup { return keysOf(vals[3:]) }, v3From(1), log.NewNopLogger())
 	resp, err := h.PrepareProposal()(enabledCtx(2), &abci.RequestPrepareProposal{
 		Height: testHeight + 1, MaxTxBytes: 10_000, LocalLastCommit: healthCommit(t, vals),
 	})
@@ -302,7 +303,7 @@ func TestPrepareFallsBackToAnEmptyBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := Decode(resp.Txs[0])
-	if err != nil || !isEmpty(b) {
+	if err != nil || !isEmpty(b) || b.Layout != LayoutV3 {
 		t.Fatalf("bundle %+v %v", b, err)
 	}
 }
@@ -319,7 +320,7 @@ func TestPrepareProposesTheBundleAloneWhenTheInnerHandlerFails(t *testing.T) {
 	}
 	for name, inner := range map[string]sdk.PrepareProposalHandler{"error": failing, "panic": panicking} {
 		r := &recorder{}
-		h := NewHandler(inner, r.process, group{epoch: 3, n: 2}, func(sdk.Context) KeyLookup { return keysOf(vals) }, log.NewNopLogger())
+		h := NewHandler(inner, r.process, group{epoch: 3, n: 2}, func(sdk.Context) KeyLookup { return keysOf(vals) }, v3From(1), log.NewNopLogger())
 		resp, err := h.PrepareProposal()(enabledCtx(2), &abci.RequestPrepareProposal{
 			Height: testHeight + 1, MaxTxBytes: 10_000, LocalLastCommit: healthCommit(t, vals),
 		})

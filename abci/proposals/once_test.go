@@ -43,7 +43,7 @@ func TestEachExtensionSignatureIsVerifiedOnce(t *testing.T) {
 	ec.Votes[3].ExtensionSignature = vals[0].Sign(t, testChain, testHeight, testRound, ec.Votes[3].VoteExtension)
 	verified := 0
 	r := &recorder{}
-	h := NewHandler(r.prepare, r.process, group{epoch: 3, n: 2}, countingKeys(keysOf(vals), &verified), log.NewNopLogger())
+	h := NewHandler(r.prepare, r.process, group{epoch: 3, n: 2}, countingKeys(keysOf(vals), &verified), v3From(1), log.NewNopLogger())
 	resp, err := h.PrepareProposal()(enabledCtx(2), &abci.RequestPrepareProposal{
 		Height: testHeight + 1, MaxTxBytes: 10_000, LocalLastCommit: ec,
 	})
@@ -83,7 +83,7 @@ func TestAcceptedIsReusedOnlyForTheSameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty, _ := Encode(Bundle{})
+	empty, _ := Encode(Bundle{Layout: LayoutV3})
 	fresh := NewAccepted() // a node that processed nothing
 	if b, found, reused, err := fresh.Find(resp.Txs); err != nil || !found || reused || !sameBundle(b, want) {
 		t.Fatalf("a node that did not process the proposal: found %v, reused %v, %v", found, reused, err)

@@ -102,8 +102,9 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 		check := ve.NewChecker(context.Background(), group{epoch: epoch, n: n}, testHeight).Check
 		pruned, proposed, pruneErr := Prune(ec, testChain, testHeight, keysOf(vals), check)
 		// Through the wire: what validators check is the commit rebuilt
-		// from the bundle's bytes and their own last commit.
-		rebuilt := throughTheWire(t, pruned, epoch, n)
+		// from the bundle's bytes and their own last commit, in either
+		// layout.
+		rebuilt := throughTheWire(t, []Layout{LayoutV2, LayoutV3}[run%2], pruned, epoch, n)
 		signed, err := Check(rebuilt, CommitInfoOf(ec), testChain, testHeight, keysOf(vals), check)
 		if (err == nil) != (pruneErr == nil) {
 			t.Fatalf("run %d: the proposer's verdict (%v) is not the validators' (%v)", run, pruneErr, err)
@@ -142,11 +143,12 @@ func TestPropertyByzantineMinorityThroughPruneAndCheck(t *testing.T) {
 	t.Logf("%d of 300 runs built a bundle", built)
 }
 
-// throughTheWire encodes pruned in a bundle, decodes it and rebuilds the
-// commit from the bundle and the last commit (pruned's validators and flags).
-func throughTheWire(t *testing.T, pruned abci.ExtendedCommitInfo, epoch uint64, n int) abci.ExtendedCommitInfo {
+// throughTheWire encodes pruned in a bundle of layout, decodes it and
+// rebuilds the commit from the bundle and the last commit (pruned's
+// validators and flags).
+func throughTheWire(t *testing.T, layout Layout, pruned abci.ExtendedCommitInfo, epoch uint64, n int) abci.ExtendedCommitInfo {
 	t.Helper()
-	b, err := NewBundle(pruned, epoch, n, make([]byte, verdict.PackedLen(n)), nil)
+	b, err := NewBundle(layout, pruned, epoch, n, make([]byte, verdict.PackedLen(n)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +157,8 @@ func throughTheWire(t *testing.T, pruned abci.ExtendedCommitInfo, epoch uint64, 
 		t.Fatal(err)
 	}
 	got, err := Decode(bz)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || got.Layout != layout {
+		t.Fatalf("decoded %s: %v", got.Layout, err)
 	}
 	rebuilt, err := got.Commit(CommitInfoOf(pruned))
 	if err != nil {

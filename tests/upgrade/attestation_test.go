@@ -7,21 +7,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferenced/inferenced/abci/proposals"
 	"github.com/inferenced/inferenced/app"
 	ln "github.com/inferenced/inferenced/tests/internal/localnet"
 )
 
-// TestUpgradeEnablesAttestation: a chain of the previous release that
-// started without vote extensions (traffic samples only) takes the v2
-// upgrade with the binary swapped by hand, without cosmovisor: the handler
-// enables extensions from the block after the upgrade, the first health
-// bundle is in the block after that, and the validators' attestations
-// reach the breaker.
+// TestUpgradeEnablesAttestation: a chain of the release before v2
+// (PREVIOUS_RELEASE_V2) that started without vote extensions (traffic
+// samples only) takes the v2 upgrade with the binary swapped by hand,
+// without cosmovisor: the handler enables extensions from the block after
+// the upgrade, the first health bundle, in the block after that, is in the
+// HEALTH3 layout (migration 6 ran in the same block), and the validators'
+// attestations reach the breaker.
 func TestUpgradeEnablesAttestation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
-	prev := ln.BuildRelease(t, ln.PreviousRelease(t))
+	prev := ln.BuildRelease(t, ln.PreviousReleaseV2(t))
 	cfg := ln.DefaultConfig()
 	cfg.PortOffset = 4800
 	cfg.Executors = 2
@@ -34,8 +36,8 @@ func TestUpgradeEnablesAttestation(t *testing.T) {
 	// The 20 s voting period is about 35 blocks here; 70 leave room.
 	upgradeAt := n.Height() + 70
 	plan := map[string]any{"@type": "/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade", "authority": n.GovAddress(),
-		"plan": map[string]any{"name": app.UpgradeName, "height": fmt.Sprint(upgradeAt)}}
-	n.PassProposal(n.ProposalFile("Upgrade to "+app.UpgradeName, "Enable attestation.", plan), 2*time.Minute)
+		"plan": map[string]any{"name": app.UpgradeV2, "height": fmt.Sprint(upgradeAt)}}
+	n.PassProposal(n.ProposalFile("Upgrade to "+app.UpgradeV2, "Enable attestation.", plan), 2*time.Minute)
 	n.WaitHeight(upgradeAt-1, 3*time.Minute)
 	halted := n.WaitForHalt(upgradeAt-1, 3*time.Second, time.Minute)
 	// CometBFT stores the decided block before the application runs it,
@@ -71,6 +73,8 @@ func TestUpgradeEnablesAttestation(t *testing.T) {
 	for h := upgradeAt + 2; h <= upgradeAt+8; h++ {
 		if !n.HasBundle(h) {
 			t.Errorf("block %d has no health bundle", h)
+		} else if layout, _ := n.BundleLayout(h); layout != proposals.LayoutV3 {
+			t.Errorf("block %d carries %s, want HEALTH3", h, layout)
 		}
 		line := n.BundleLine(h, n.ExecutorAddr(0))
 		t.Logf("  %5d  bundle: %s", h, line)

@@ -78,3 +78,72 @@ func TestCompareExports(t *testing.T) {
 		})
 	}
 }
+
+const exportBeforeV3 = `{"app_state":{
+ "inference":{
+  "params":{"epoch_length":"1000"},
+  "participants":[{"address":"p1","inference_url":"http://a","models":["m"],"weight":"130","status":"ACTIVE","bond":{"denom":"stake","amount":"1300000"},"current_epoch_stats":{"inference_count":"5","missed_requests":"1"}}],
+  "inferences":[{"transfer_agent":"a","inference_id":"done","status":"INFERENCE_STATUS_FINISHED","executor":"p1"}],
+  "executor_health":[{"address":"p1","state":"HEALTH_STATE_EXCLUDED","attested_miss_at":"86"}],
+  "epoch":{"index":"1"}},
+ "bank":{"balances":[{"address":"x","coins":[{"denom":"stake","amount":"10"}]}],"supply":[{"denom":"stake","amount":"10"}]}}}`
+
+const exportAfterV3 = `{"app_state":{
+ "inference":{
+  "params":{"epoch_length":"1000"},
+  "participants":[{"address":"p1","inference_url":"http://a","models":["m"],"weight":"130","status":"ACTIVE","bond":{"denom":"stake","amount":"1300000"},"current_epoch_stats":{"inference_count":"6","missed_requests":"1"}}],
+  "inferences":[{"transfer_agent":"a","inference_id":"done","status":"INFERENCE_STATUS_FINISHED","executor":"p1"}],
+  "executor_health":[{"address":"p1","state":"HEALTH_STATE_EXCLUDED","attested_miss_at":"87"}],
+  "epoch":{"index":"1"},
+  "bundle_v3_height":"88"},
+ "bank":{"balances":[{"address":"x","coins":[{"denom":"stake","amount":"10"}]}],"supply":[{"denom":"stake","amount":"10"}]}}}`
+
+// The v3 comparison passes an upgrade that only recorded the switch
+// height, and names each way one could lose or change what it must keep.
+func TestCompareExportsV3(t *testing.T) {
+	cases := []struct {
+		name       string
+		edit       func(after string) string
+		wantReport string // "" = no problem
+	}{
+		{"as the migration says", func(s string) string { return s }, ""},
+		{"no switch height", func(s string) string {
+			return strings.Replace(s, `,
+  "bundle_v3_height":"88"`, "", 1)
+		}, "bundle_v3_height after the upgrade"},
+		{"the switch at the upgrade height itself", func(s string) string {
+			return strings.Replace(s, `"bundle_v3_height":"88"`, `"bundle_v3_height":"87"`, 1)
+		}, "want 88"},
+		{"a weight changed", func(s string) string { return strings.Replace(s, `"weight":"130"`, `"weight":"100"`, 1) }, "participant p1 weight"},
+		{"a bond changed", func(s string) string { return strings.Replace(s, `"amount":"1300000"`, `"amount":"0"`, 1) }, "participant p1 bond"},
+		{"stats went down", func(s string) string { return strings.Replace(s, `"inference_count":"6"`, `"inference_count":"4"`, 1) }, "inference_count went down"},
+		{"a param changed", func(s string) string { return strings.Replace(s, `"epoch_length":"1000"`, `"epoch_length":"999"`, 1) }, "param epoch_length"},
+		{"a participant lost", func(s string) string {
+			return strings.Replace(s, `"address":"p1","inference_url"`, `"address":"p2","inference_url"`, 1)
+		}, "participant p1 lost"},
+		{"a breaker record lost", func(s string) string {
+			return strings.Replace(s, `"address":"p1","state"`, `"address":"p9","state"`, 1)
+		}, "breaker record of p1 lost"},
+		{"a balance changed", func(s string) string {
+			return strings.Replace(s, `"coins":[{"denom":"stake","amount":"10"}]`, `"coins":[{"denom":"stake","amount":"9"}]`, 1)
+		}, "balance of x"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := compareExportsV3([]byte(exportBeforeV3), []byte(tc.edit(exportAfterV3)), 87)
+			if err != nil {
+				t.Fatal(err)
+			}
+			report := strings.Join(c.Problems, "\n")
+			switch {
+			case tc.wantReport == "" && report != "":
+				t.Fatalf("problems reported for a clean upgrade:\n%s", report)
+			case tc.wantReport != "" && !strings.Contains(report, tc.wantReport):
+				t.Fatalf("report %q does not name %q", report, tc.wantReport)
+			}
+		})
+	}
+	if got := recordField([]byte(exportAfterV3), "p1", "attested_miss_at"); got != "87" {
+		t.Fatalf("attested_miss_at of p1: %q", got)
+	}
+}

@@ -18,20 +18,22 @@ import (
 	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
 )
 
-// TestUpgradeFromPreviousReleaseUnderCosmovisor: four validators under
-// cosmovisor on the previous release (tests/upgrade/PREVIOUS_RELEASE, its
-// own genesis and load driver), with vote extensions on as that release
-// starts, an executor excluded and inferences open, pass a governance
-// MsgSoftwareUpgrade to v2. Every node halts at the plan height and
+// TestUpgradeV2UnderCosmovisor: four validators under cosmovisor on the
+// release before v2 (tests/upgrade/PREVIOUS_RELEASE_V2, its own genesis and
+// load driver), with vote extensions on as that release starts, an
+// executor excluded and inferences open, pass a governance
+// MsgSoftwareUpgrade to v2, which takes them straight to this release
+// (migrations 1 to 6; TestUpgradeV3CrossesTheBundleSwitch takes the chain
+// of the release right before this one). Every node halts at the plan height and
 // cosmovisor restarts it on this release; node 3, stopped before the halt,
 // joins late and takes the same path. The exports before and after compare
 // as the migration says, every node computes the same app hashes, and the
 // breaker, attestation and load work on the new binary.
-func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
+func TestUpgradeV2UnderCosmovisor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
-	prev := ln.BuildRelease(t, ln.PreviousRelease(t))
+	prev := ln.BuildRelease(t, ln.PreviousReleaseV2(t))
 	bins := ln.Binaries(t)
 	cfg := ln.DefaultConfig()
 	cfg.PortOffset = 5600
@@ -41,7 +43,7 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 	cfg.Inferenced = prev.Inferenced()
 	cfg.InitScript = prev.InitScript()
 	cfg.Cosmovisor, cfg.CosmovisorBin = true, ln.CosmovisorBin(t)
-	cfg.UpgradeName, cfg.UpgradeBin = app.UpgradeName, filepath.Join(bins, "inferenced")
+	cfg.UpgradeName, cfg.UpgradeBin = app.UpgradeV2, filepath.Join(bins, "inferenced")
 	n := ln.Start(t, cfg)
 	n.WaitHeight(3, time.Minute)
 
@@ -52,8 +54,8 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 	// The 20 s voting period is about 35 blocks here; 80 leave room.
 	upgradeAt := n.Height() + 80
 	plan := map[string]any{"@type": "/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade", "authority": n.GovAddress(),
-		"plan": map[string]any{"name": app.UpgradeName, "height": fmt.Sprint(upgradeAt)}}
-	n.PassProposal(n.ProposalFile("Upgrade to "+app.UpgradeName, "This release.", plan), 2*time.Minute)
+		"plan": map[string]any{"name": app.UpgradeV2, "height": fmt.Sprint(upgradeAt)}}
+	n.PassProposal(n.ProposalFile("Upgrade to "+app.UpgradeV2, "This release.", plan), 2*time.Minute)
 	passedAt := n.Height()
 	n.WaitHeight(upgradeAt-15, 3*time.Minute)
 	n.StopNode(3)
@@ -74,7 +76,7 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 	// The halt: the previous release stores block H but cannot run it.
 	n.WaitHeight(upgradeAt, 3*time.Minute)
 	for i := 0; i < 3; i++ {
-		waitUpgraded(t, n, i, upgradeAt, 2*time.Minute)
+		waitUpgraded(t, n, i, app.UpgradeV2, upgradeAt, 2*time.Minute)
 	}
 	n.WaitHeight(upgradeAt+3, 3*time.Minute)
 	if err := oldLoad.Stop(); err != nil {
@@ -96,7 +98,7 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 		t.Fatalf("start node 3: %v\n%s", err, out)
 	}
 	joined := time.Now()
-	waitUpgraded(t, n, 3, upgradeAt, 3*time.Minute)
+	waitUpgraded(t, n, 3, app.UpgradeV2, upgradeAt, 3*time.Minute)
 	waitCaughtUp(t, n, 3, 3*time.Minute)
 	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
 	logCosmovisor(t, n, 3) // which of cosmovisor and cosmovisor-run.sh made the switch
@@ -191,13 +193,13 @@ func TestUpgradeFromPreviousReleaseUnderCosmovisor(t *testing.T) {
 }
 
 // waitUpgraded waits until validator i has halted at the plan height (its
-// data/upgrade-info.json) and cosmovisor has switched it to the upgrade's
-// binary (cosmovisor/current -> upgrades/<name>), and until it serves
-// blocks past the plan height again.
-func waitUpgraded(t *testing.T, n *ln.Net, i int, height int64, timeout time.Duration) {
+// data/upgrade-info.json names the upgrade) and cosmovisor has switched it
+// to the upgrade's binary (cosmovisor/current -> upgrades/<name>), and
+// until it serves blocks past the plan height again.
+func waitUpgraded(t *testing.T, n *ln.Net, i int, name string, height int64, timeout time.Duration) {
 	t.Helper()
 	home := filepath.Join(n.Home, fmt.Sprintf("node%d", i))
-	n.Eventually(fmt.Sprintf("node %d on %s", i, app.UpgradeName), timeout, func() error {
+	n.Eventually(fmt.Sprintf("node %d on %s", i, name), timeout, func() error {
 		var info struct {
 			Name   string `json:"name"`
 			Height int64  `json:"height"`
@@ -206,14 +208,14 @@ func waitUpgraded(t *testing.T, n *ln.Net, i int, height int64, timeout time.Dur
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(bz, &info); err != nil || info.Name != app.UpgradeName || info.Height != height {
-			return fmt.Errorf("upgrade-info.json %s (%v), want %s at %d", bz, err, app.UpgradeName, height)
+		if err := json.Unmarshal(bz, &info); err != nil || info.Name != name || info.Height != height {
+			return fmt.Errorf("upgrade-info.json %s (%v), want %s at %d", bz, err, name, height)
 		}
 		link, err := os.Readlink(filepath.Join(home, "cosmovisor", "current"))
 		if err != nil {
 			return err
 		}
-		if filepath.Base(link) != app.UpgradeName {
+		if filepath.Base(link) != name {
 			return fmt.Errorf("cosmovisor/current -> %s", link)
 		}
 		if h := n.HeightOn(i); h <= height {

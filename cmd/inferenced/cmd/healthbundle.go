@@ -37,6 +37,7 @@ type bundleSample struct {
 
 type bundleView struct {
 	Height  int64          `json:"height"`
+	Layout  string         `json:"layout"` // HEALTH2 or HEALTH3, as the block carries it
 	Epoch   uint64         `json:"epoch"`
 	Empty   bool           `json:"empty"`
 	Bytes   int            `json:"bytes"`   // the bundle transaction's size
@@ -45,8 +46,9 @@ type bundleView struct {
 	Samples []bundleSample `json:"samples"`
 }
 
-// healthBundleCmd decodes the health bundle of a block: who voted what for
-// which executor, and the resulting samples.
+// healthBundleCmd decodes the health bundle of a block, in whichever layout
+// it carries (HEALTH2 before the v3 upgrade's switch height, HEALTH3 from
+// it): who voted what for which executor, and the resulting samples.
 func healthBundleCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "health-bundle [height]",
@@ -82,22 +84,18 @@ func healthBundleCmd() *cobra.Command {
 			if err == nil && res.Group.EpochIndex == b.Epoch {
 				members = res.Group.Members
 			}
-			view := bundleView{Height: height, Epoch: b.Epoch, Bytes: len(block.Block.Txs[0]), Members: b.Members}
-			view.Votes, err = bundleVotes(cmd.Context(), node, block.Block, b, len(members))
+			var vals []*cmttypes.Validator
+			if !b.Empty() {
+				if block.Block.LastCommit == nil {
+					return fmt.Errorf("block %d: no last commit", height)
+				}
+				if vals, err = validatorSet(cmd.Context(), node, height-1, len(block.Block.LastCommit.Signatures)); err != nil {
+					return fmt.Errorf("block %d: %w", height, err)
+				}
+			}
+			view, err := describeBundle(block.Block, b, vals, members)
 			if err != nil {
 				return fmt.Errorf("block %d: %w", height, err)
-			}
-			view.Empty = len(view.Votes) == 0
-			for i := 0; i < 4*len(b.Samples); i++ {
-				s := verdict.At(b.Samples, i)
-				if s == verdict.Unknown {
-					continue
-				}
-				bs := bundleSample{Index: i, Sample: s.String()}
-				if i < len(members) {
-					bs.Executor = members[i].Address
-				}
-				view.Samples = append(view.Samples, bs)
 			}
 			bz, err := json.Marshal(view)
 			if err != nil {
@@ -110,11 +108,36 @@ func healthBundleCmd() *cobra.Command {
 	return cmd
 }
 
+// describeBundle is the view of block's bundle b: its votes (vals is the
+// set that signed the block's last commit, in its order; none for the
+// empty bundle) and its samples, named by the group's members when known.
+func describeBundle(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.Validator, members []types.EpochMember) (bundleView, error) {
+	view := bundleView{Height: block.Height, Layout: b.Layout.String(), Epoch: b.Epoch, Bytes: len(block.Txs[0]), Members: b.Members}
+	var err error
+	view.Votes, err = bundleVotes(block, b, vals, len(members))
+	if err != nil {
+		return bundleView{}, err
+	}
+	view.Empty = len(view.Votes) == 0
+	for i := 0; i < 4*len(b.Samples); i++ {
+		s := verdict.At(b.Samples, i)
+		if s == verdict.Unknown {
+			continue
+		}
+		bs := bundleSample{Index: i, Sample: s.String()}
+		if i < len(members) {
+			bs.Executor = members[i].Address
+		}
+		view.Samples = append(view.Samples, bs)
+	}
+	return view, nil
+}
+
 // bundleVotes is each vote of the block's last commit with what the bundle
 // carries for it: the bundle holds extensions and signatures in last-commit
 // order, and the validators come from the set that signed it (a commit
 // signature of an absent validator names no one).
-func bundleVotes(ctx context.Context, node client.CometRPC, block *cmttypes.Block, b proposals.Bundle, members int) ([]bundleVote, error) {
+func bundleVotes(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.Validator, members int) ([]bundleVote, error) {
 	if b.Empty() {
 		return nil, nil
 	}
@@ -122,9 +145,8 @@ func bundleVotes(ctx context.Context, node client.CometRPC, block *cmttypes.Bloc
 	if last == nil {
 		return nil, fmt.Errorf("no last commit")
 	}
-	vals, err := validatorSet(ctx, node, block.Height-1, len(last.Signatures))
-	if err != nil {
-		return nil, err
+	if len(vals) != len(last.Signatures) {
+		return nil, fmt.Errorf("%d validators for %d commit signatures", len(vals), len(last.Signatures))
 	}
 	info := abci.CommitInfo{Round: last.Round, Votes: make([]abci.VoteInfo, len(last.Signatures))}
 	for i, sig := range last.Signatures {

@@ -104,6 +104,18 @@ func (n *Net) HasBundle(h int64) bool {
 	return found
 }
 
+// BundleLayout is the layout of block h's health bundle (HEALTH2 or
+// HEALTH3) and whether it carries any votes; a block without a bundle, or
+// with one that does not decode, fails the test.
+func (n *Net) BundleLayout(h int64) (layout proposals.Layout, attested bool) {
+	n.t.Helper()
+	b, found, err := proposals.Find(n.BlockTxs(h))
+	if !found || err != nil {
+		n.t.Fatalf("block %d: no health bundle (found %v, %v)", h, found, err)
+	}
+	return b.Layout, !b.Empty()
+}
+
 // BundleBytes is the size of block h's health bundle transaction, 0 if the
 // block has none.
 func (n *Net) BundleBytes(h int64) int {

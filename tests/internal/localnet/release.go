@@ -14,8 +14,12 @@ import (
 	"time"
 )
 
-// previousReleaseFile records the commit a running chain upgrades from.
-const previousReleaseFile = "tests/upgrade/PREVIOUS_RELEASE"
+// The commits running chains upgrade from: the release right before this
+// one (the v3 upgrade) and the one before v2 (the v2 upgrade).
+const (
+	previousReleaseFile   = "tests/upgrade/PREVIOUS_RELEASE"
+	previousReleaseV2File = "tests/upgrade/PREVIOUS_RELEASE_V2"
+)
 
 // Release is another release of this repository, built from the clone's
 // own history: its source tree (for its scripts) and its binaries.
@@ -36,16 +40,23 @@ func (r Release) InitScript() string { return filepath.Join(r.Tree, "scripts", "
 
 var commitHash = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// PreviousRelease is the commit tests/upgrade/PREVIOUS_RELEASE names.
-func PreviousRelease(t *testing.T) string {
+// PreviousRelease is the commit tests/upgrade/PREVIOUS_RELEASE names: the
+// release right before this one, which takes the v3 upgrade.
+func PreviousRelease(t *testing.T) string { t.Helper(); return releaseIn(t, previousReleaseFile) }
+
+// PreviousReleaseV2 is the commit tests/upgrade/PREVIOUS_RELEASE_V2 names:
+// the release before the v2 upgrade, which takes v2 straight to this one.
+func PreviousReleaseV2(t *testing.T) string { t.Helper(); return releaseIn(t, previousReleaseV2File) }
+
+func releaseIn(t *testing.T, file string) string {
 	t.Helper()
-	bz, err := os.ReadFile(filepath.Join(repoRoot(t), previousReleaseFile))
+	bz, err := os.ReadFile(filepath.Join(repoRoot(t), file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	commit := strings.TrimSpace(string(bz))
 	if !commitHash.MatchString(commit) {
-		t.Fatalf("%s holds %q, not a full commit hash", previousReleaseFile, commit)
+		t.Fatalf("%s holds %q, not a full commit hash", file, commit)
 	}
 	return commit
 }

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 
+	"cosmossdk.io/collections"
+
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 // InitGenesis loads a validated genesis whose transfer-agent and
-// participant bonds the module account holds. The expiry queue is rebuilt from the STARTED
+// participant bonds the module account holds. bundle_v3_height is stored
+// as given (0 and 1 both mean HEALTH3 from the first block). The expiry queue is rebuilt from the STARTED
 // inferences, the prune index from the closed ones (genesis_inferences.go), the member index and
 // model weights from the group, the participant and agent counts and leaving indexes from their
 // records, and the breaker's indexes from
@@ -25,6 +28,9 @@ func (k Keeper) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	}
 	if err := k.Params.Set(ctx, gs.Params); err != nil {
 		return fmt.Errorf("store params: %w", err)
+	}
+	if err := k.BundleV3Height.Set(ctx, gs.BundleV3Height); err != nil {
+		return fmt.Errorf("store bundle_v3_height: %w", err)
 	}
 	if err := k.importParticipants(ctx, gs.Participants); err != nil {
 		return err
@@ -67,6 +73,13 @@ func (k Keeper) ExportGenesis(ctx context.Context) (*types.GenesisState, error) 
 		return nil, fmt.Errorf("load params: %w", err)
 	}
 	gs := &types.GenesisState{Params: params}
+	switch v3, err := k.BundleV3Height.Get(ctx); {
+	case errors.Is(err, collections.ErrNotFound): // a store from before version 6: 0, HEALTH3 from the first block of a chain started from it
+	case err != nil:
+		return nil, fmt.Errorf("load bundle_v3_height: %w", err)
+	default:
+		gs.BundleV3Height = v3
+	}
 	if err := k.Participants.Walk(ctx, nil, func(_ sdk.AccAddress, p types.Participant) (bool, error) {
 		gs.Participants = append(gs.Participants, p)
 		return false, nil

@@ -65,6 +65,13 @@ type Keeper struct {
 	// participants with leaving_epoch != 0, keyed leaving_epoch+1, so the
 	// boundary visits only the participants it releases.
 	LeavingParticipants escrow.Leaving
+	// BundleV3Height is the first height whose block carries its health
+	// bundle in the HEALTH3 layout; blocks before it carry HEALTH2
+	// (abci/proposals reads it through BundleV3Switch). Written once, by
+	// InitGenesis (the genesis value: 1 on a new chain) or by the version-5
+	// to 6 migration (the upgrade block's height + 1), never changed after;
+	// absent only in a store from before version 6.
+	BundleV3Height collections.Item[int64]
 }
 
 // NewKeeper builds the keeper. authority is the only address allowed to
@@ -95,6 +102,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		ModelWeights:     collections.NewMap(sb, types.ModelWeightsPrefix, "model_weights", collections.StringKey, collections.Uint64Value),
 		LeavingParticipants: collections.NewKeySet(sb, types.LeavingParticipantsPrefix, "leaving_participants",
 			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
+		BundleV3Height: collections.NewItem(sb, types.BundleV3HeightKey, "bundle_v3_height", collections.Int64Value),
 	}
 	r := &reads{k: k}
 	k.breaker = breakerstore.NewStore(sb, cdc, addressCodec, r)

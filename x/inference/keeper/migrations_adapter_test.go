@@ -14,6 +14,7 @@ import (
 	v3 "github.com/inferenced/inferenced/x/inference/migrations/v3"
 	v4 "github.com/inferenced/inferenced/x/inference/migrations/v4"
 	v5 "github.com/inferenced/inferenced/x/inference/migrations/v5"
+	v6 "github.com/inferenced/inferenced/x/inference/migrations/v6"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -27,6 +28,7 @@ func (m migrator) Migrate1to2(ctx sdk.Context) error { return v2.Migrate(ctx, m.
 func (m migrator) Migrate2to3(ctx sdk.Context) error { return v3.Migrate(ctx, m.k) }
 func (m migrator) Migrate3to4(ctx sdk.Context) error { return v4.Migrate(ctx, m.k) }
 func (m migrator) Migrate4to5(ctx sdk.Context) error { return v5.Migrate(ctx, m.k) }
+func (m migrator) Migrate5to6(ctx sdk.Context) error { return v6.Migrate(ctx, m.k) }
 
 // Migrate3to4InBatches is Migrate3to4 with a batch size tests can shrink,
 // so a small store crosses batch boundaries.

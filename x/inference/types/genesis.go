@@ -7,9 +7,10 @@ import (
 	"cosmossdk.io/core/address"
 )
 
-// DefaultGenesis is the genesis of a new chain: default params, nothing else.
+// DefaultGenesis is the genesis of a new chain: default params, health
+// bundles in the HEALTH3 layout from the first block, nothing else.
 func DefaultGenesis() *GenesisState {
-	return &GenesisState{Params: DefaultParams()}
+	return &GenesisState{Params: DefaultParams(), BundleV3Height: 1}
 }
 
 // Validate checks the genesis without touching state: params, unique and
@@ -81,6 +82,9 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 	}
 	if gs.InferencesPrunedThrough < 0 || gs.InferencesPrunedThrough > MaxHealthHeight {
 		return fmt.Errorf("inferences_pruned_through must be in [0, %d], got %d", MaxHealthHeight, gs.InferencesPrunedThrough)
+	}
+	if gs.BundleV3Height < 0 || gs.BundleV3Height > MaxHealthHeight {
+		return fmt.Errorf("bundle_v3_height must be in [0, %d], got %d", MaxHealthHeight, gs.BundleV3Height)
 	}
 	if err := gs.validateAgents(ac); err != nil {
 		return err

@@ -135,6 +135,8 @@ func TestGenesisValidateRejects(t *testing.T) {
 		{"inference bad transfer agent", func(gs *types.GenesisState) { gs.Inferences[0].TransferAgent = "" }, "address"},
 		{"inference status unspecified", func(gs *types.GenesisState) { gs.Inferences[0].Status = 0 }, "status"},
 		{"inference status unknown", func(gs *types.GenesisState) { gs.Inferences[0].Status = 7 }, "status"},
+		{"bundle_v3_height negative", func(gs *types.GenesisState) { gs.BundleV3Height = -1 }, "bundle_v3_height"},
+		{"bundle_v3_height past the largest height", func(gs *types.GenesisState) { gs.BundleV3Height = types.MaxHealthHeight + 1 }, "bundle_v3_height"},
 		{"inference expires at start", func(gs *types.GenesisState) {
 			gs.Inferences[0].ExpirationHeight = gs.Inferences[0].StartHeight
 		}, "expiration_height"},

@@ -33,4 +33,5 @@ var (
 	PruneIndexPrefix          = collections.NewPrefix(19)
 	PrunedThroughKey          = collections.NewPrefix(20)
 	LeavingParticipantsPrefix = collections.NewPrefix(21)
+	BundleV3HeightKey         = collections.NewPrefix(22)
 )

@@ -115,9 +115,11 @@ type HealthBundle struct {
 	// compact verdict encoding, as HealthVoteExtension.verdicts.
 	Samples []byte `protobuf:"bytes,3,opt,name=samples,proto3" json:"samples,omitempty"`
 	Members uint32 `protobuf:"varint,4,opt,name=members,proto3" json:"members,omitempty"`
-	// extensions: a raw DEFLATE stream (RFC 1951) of the last commit's vote
-	// extensions, one per vote in its order, each a minimal uvarint length
-	// then the bytes (length 0: none, or an abstention).
+	// extensions: the last commit's vote extensions, one per vote in its
+	// order, each a minimal uvarint length then the bytes (length 0: none, or
+	// an abstention), compressed as the bundle's prefix says: one raw DEFLATE
+	// stream (RFC 1951) behind \xffHEALTH2, one zstd frame (RFC 8878) behind
+	// \xffHEALTH3.
 	Extensions []byte `protobuf:"bytes,5,opt,name=extensions,proto3" json:"extensions,omitempty"`
 	// signatures: the extension signatures, one per vote in the same order
 	// and framing, uncompressed (signatures do not compress).
