@@ -120,12 +120,12 @@ test-e2e: build
 test-upgrade: build cosmovisor
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 20m -v ./tests/upgrade/
 
-# Two validators on MIXED_OLD and two on MIXED_NEW (commits; MIXED_NEW empty:
+# Two validators on MIXED_OLD and two on MIXED_NEW (commits; MIXED_NEW= empty:
 # this checkout) run one chain and must agree on every app hash
 # (tests/upgrade/mixed_test.go): the proof that a change of how the work is
 # done left what it computes alone. On demand, not in make test.
 MIXED_OLD ?= 2d859e8
-MIXED_NEW ?=
+MIXED_NEW ?= 7011c69
 test-mixed: build
 	MIXED_OLD=$(MIXED_OLD) MIXED_NEW=$(MIXED_NEW) LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -tags mixed -count=1 -timeout 30m -v -run '^TestMixedBinariesAgree$$' ./tests/upgrade/
 
