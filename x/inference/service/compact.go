@@ -156,23 +156,30 @@ func Each(bz []byte, n int, visit func(i int, r Report)) error {
 	return nil
 }
 
-// nextShort is NextException for the common exception, a one-byte gap
-// followed by its rate if any, small enough to be inlined into Each's
-// loop (every block reads every validator's list two or three times); ok
-// is false for anything else, valid or not, which NextException then reads.
+// nextShort is NextException for the common exception, a gap of one or
+// two varint bytes followed by its rate if any, small enough to be
+// inlined into Each's loop (every block reads every validator's list two
+// or three times); ok is false for anything else, valid or not, which
+// NextException then reads and judges.
 func nextShort(bz []byte, next, n int) (i int, r Report, rest []byte, ok bool) {
-	c := bz[0]
-	if c >= 0x80 || int(c>>1) >= n-next {
+	c, k := uint(bz[0]), 1
+	if c >= 0x80 {
+		if len(bz) < 2 || bz[1] == 0 || bz[1] >= 0x80 {
+			return 0, 0, nil, false
+		}
+		c, k = c&0x7f|uint(bz[1])<<7, 2
+	}
+	if c>>1 >= uint(n-next) {
 		return 0, 0, nil, false
 	}
-	i = next + int(c>>1)
+	i, bz = next+int(c>>1), bz[k:]
 	if c&1 == 1 {
-		return i, Unknown, bz[1:], true
+		return i, Unknown, bz, true
 	}
-	if len(bz) < 2 || bz[1] == 0 || Report(bz[1]) > MaxRate {
+	if len(bz) == 0 || bz[0] == 0 || Report(bz[0]) > MaxRate {
 		return 0, 0, nil, false
 	}
-	return i, Report(bz[1]), bz[2:], true
+	return i, Report(bz[0]), bz[1:], true
 }
 
 // NextException reads the first exception of bz, the rest of a list of n

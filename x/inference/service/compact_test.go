@@ -161,3 +161,26 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNextShortAgrees: the inlined reader of Each's common exceptions
+// reads what NextException reads whenever it reads anything, so Each
+// accepts and visits exactly what it did before it had a fast path.
+func FuzzNextShortAgrees(f *testing.F) {
+	f.Add([]byte{0x02, 28}, 0, 3)
+	f.Add([]byte{0x81, 0x01, 5}, 0, 300)
+	f.Add([]byte{0x80, 0x00, 5}, 0, 300)
+	f.Add([]byte{0x03}, 2, 4)
+	f.Fuzz(func(t *testing.T, bz []byte, next, n int) {
+		if len(bz) == 0 || next < 0 || n <= next || n > 1<<20 {
+			return
+		}
+		i, r, rest, ok := nextShort(bz, next, n)
+		if !ok {
+			return
+		}
+		wi, wr, wrest, err := NextException(bz, next, n)
+		if err != nil || i != wi || r != wr || !bytes.Equal(rest, wrest) || len(rest) != len(wrest) {
+			t.Fatalf("nextShort(%x, %d, %d) = %d %s %x, NextException = %d %s %x %v", bz, next, n, i, r, rest, wi, wr, wrest, err)
+		}
+	})
+}
