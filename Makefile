@@ -98,7 +98,7 @@ lint: $(GOLANGCI_LINT)
 
 # Unit tests first, then the multi-process localnet tests on their own, so
 # the two never compete for the CPU.
-test: lint build test-unit test-localnet test-e2e test-scale test-upgrade test-mixed fuzz
+test: lint build test-unit test-localnet test-e2e test-scale test-upgrade fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
@@ -142,7 +142,7 @@ test-scale: build
 # For a long run that keeps its corpus (a duration is fine when a rare
 # spurious "context deadline exceeded" at the very end does not matter):
 #   make fuzz FUZZTIME=2000000x FUZZCACHE=$$(go env GOCACHE)/fuzz
-FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./x/inference/verdict:FuzzExpand ./x/inference/service:FuzzDecode ./x/inference/service:FuzzMedian ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension ./abci/proposals:FuzzDecodeBundle ./abci/proposals:FuzzBundleVotes ./abci/proposals:FuzzZstdFrame
+FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./x/inference/verdict:FuzzExpand ./x/inference/service:FuzzDecode ./x/inference/service:FuzzMedian ./x/inference/service:FuzzNextShortAgrees ./x/inference/aggregate:FuzzAggregateEqualsLegacy ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension ./abci/proposals:FuzzDecodeBundle ./abci/proposals:FuzzBundleVotes ./abci/proposals:FuzzZstdFrame
 FUZZCACHE ?=
 
 fuzz:
