@@ -99,10 +99,14 @@ func Encoded(votes []Vote, total uint64, n int) ([]byte, error) {
 // power to every executor at 0% (reporting) and debits its exceptions.
 type tally struct {
 	total     uint64
-	reporting uint64   // the power of the votes that carry a list
-	unknown   []uint64 // per executor: power of those lists that say Unknown
-	ratedSum  []uint64 // per executor: power of those that rate it above 0%
+	reporting uint64 // the power of the votes that carry a list
+	// per executor: [0] the power of those lists that rate it above 0%,
+	// [1] of those that say Unknown (scan's order)
+	sums [][2]uint64
 }
+
+func (t *tally) ratedSum(i int) uint64 { return t.sums[i][0] }
+func (t *tally) unknown(i int) uint64  { return t.sums[i][1] }
 
 func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 	if n < 0 {
@@ -111,7 +115,7 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 	if total > math.MaxUint64/3 {
 		return tally{}, errors.New("total power overflows")
 	}
-	t := tally{total: total, unknown: make([]uint64, n), ratedSum: make([]uint64, n)}
+	t := tally{total: total, sums: make([][2]uint64, n)}
 	var sum uint64
 	for v, vote := range votes {
 		if vote.Power < 0 {
@@ -125,19 +129,10 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 			continue
 		}
 		// The list is read once and checked as it is tallied (Check
-		// refuses what Each refuses, and a list of only unknowns); a bad
+		// refuses what scan refuses, and a list of only unknowns); a bad
 		// one fails the whole tally, with Check's error.
 		t.reporting += p
-		unknowns := 0
-		err := Each(vote.Reports, n, func(i int, r Report) {
-			if r == Unknown {
-				t.unknown[i] += p
-				unknowns++
-				return
-			}
-			t.ratedSum[i] += p
-		})
-		if err != nil || unknowns == n {
+		if unknowns, ok := scan(vote.Reports, n, t.sums, p); !ok || unknowns == n {
 			return tally{}, fmt.Errorf("vote %d: %w", v, Check(vote.Reports, n))
 		}
 	}
@@ -152,11 +147,11 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 // each needs rates above 0% from more than a third of total, and a list
 // rates at most MaxExceptions.
 func (t *tally) settled(i int) (Report, bool) {
-	known := t.reporting - t.unknown[i]
+	known := t.reporting - t.unknown(i)
 	switch {
 	case known == 0 || 3*known <= 2*t.total:
 		return Unknown, true
-	case 2*(known-t.ratedSum[i]) >= known:
+	case 2*(known-t.ratedSum(i)) >= known:
 		return 0, true
 	}
 	return 0, false
@@ -166,8 +161,8 @@ func (t *tally) settled(i int) (Report, bool) {
 // each rate above 0%: the lowest rate at or below which the reports hold
 // half the reporting power.
 func (t *tally) median(i int, powerAt *[MaxRate + 1]uint64) Report {
-	known := t.reporting - t.unknown[i]
-	cum := known - t.ratedSum[i] // the power at 0%
+	known := t.reporting - t.unknown(i)
+	cum := known - t.ratedSum(i) // the power at 0%
 	for r := Report(1); r <= MaxRate; r++ {
 		if cum += powerAt[r]; 2*cum >= known {
 			return r
@@ -298,7 +293,7 @@ func Suspected(votes []Vote, total uint64, n, maxRated int) ([]bool, error) {
 	}
 	out := make([]bool, n)
 	for i := range out {
-		out[i] = 3*t.ratedSum[i] > t.total
+		out[i] = 3*t.ratedSum(i) > t.total
 	}
 	return out, nil
 }
