@@ -181,7 +181,7 @@ func verifyCommit(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID stri
 		}
 		s.ValidPower += v.Validator.Power
 		s.Votes = append(s.Votes, aggregate.Vote{Power: v.Validator.Power, Verdicts: checked.Verdicts, Abstain: checked.Abstains})
-		s.Service = append(s.Service, service.Vote{Power: v.Validator.Power, Reports: checked.Service})
+		s.Service = append(s.Service, service.Vote{Power: v.Validator.Power, Reports: checked.Service, Checked: checked.Reports})
 	}
 	if s.TotalPower == 0 || s.ValidPower < s.TotalPower*2/3+1 {
 		return Signed{}, fmt.Errorf("valid extensions hold %d of %d power, need more than 2/3", s.ValidPower, s.TotalPower)

@@ -98,7 +98,7 @@ func Check(bz []byte, n int) error {
 		}
 		return nil
 	}
-	if unknowns, ok := scan(bz, n, nil, 0); ok && unknowns != n {
+	if unknowns, _, ok := scan(bz, n, sink{}); ok && unknowns != n {
 		return nil
 	}
 	return checkEach(bz, n)

@@ -11,38 +11,56 @@ package service
 // the last exceptions of a list), branches, and it goes to NextException,
 // the reference reader, exception by exception.
 
+// sink is what scan does with each exception of a list: add p to its
+// sums (sums[i][1] for an Unknown at i, sums[i][0] for a rate above 0%;
+// len n), and write it to ex (index<<1 | 1 when Unknown; len
+// MaxExceptions), each when not nil.
+type sink struct {
+	sums [][2]uint64
+	p    uint64
+	ex   []uint32
+}
+
 // scan reads a non-empty encoded list of n reports, accepting exactly what
-// Each accepts, and returns how many of its exceptions are Unknown. When
-// sums is not nil (len n), it adds p to sums[i][1] for each exception i
-// that is Unknown and to sums[i][0] for each rated above 0%. ok is false
-// when Each fails (call it, or Check, for the error); sums may then hold
-// part of the list. It does not allocate.
-func scan(bz []byte, n int, sums [][2]uint64, p uint64) (unknowns int, ok bool) {
+// Each accepts, puts each exception in s, and returns how many there are
+// and how many of them are Unknown. ok is false when Each fails (call it,
+// or Check, for the error); s may then hold part of the list. It does
+// not allocate.
+func scan(bz []byte, n int, s sink) (unknowns, count int, ok bool) {
 	if n < 0 || len(bz) == 0 || len(bz) > MaxLen(n) || bz[0] != marker {
-		return 0, false
+		return 0, 0, false
 	}
-	if sums != nil {
-		sums = sums[:n]
+	if s.sums != nil {
+		s.sums = s.sums[:n]
 	}
-	pos, next, count := 1, 0, 0
+	if s.ex != nil {
+		s.ex = s.ex[:MaxExceptions]
+	}
+	pos, next := 1, 0
 	for {
 		var read, u int
-		pos, next, read, u = scanRun(bz, pos, next, n, MaxExceptions-count, sums, p)
+		pos, next, read, u = scanRun(bz, pos, next, n, MaxExceptions-count, s)
 		count, unknowns = count+read, unknowns+u
+		if s.ex != nil {
+			s.ex = s.ex[read:]
+		}
 		if pos == len(bz) {
-			return unknowns, true
+			return unknowns, count, true
 		}
 		if count == MaxExceptions {
-			return 0, false
+			return 0, 0, false
 		}
 		// Anything else, valid or not: the reference reader judges.
 		i, r, rest, err := NextException(bz[pos:], next, n)
 		if err != nil {
-			return 0, false
+			return 0, 0, false
 		}
 		v := b2u(r == Unknown)
-		if sums != nil {
-			sums[i][v] += p
+		if s.sums != nil {
+			s.sums[i][v] += s.p
+		}
+		if s.ex != nil {
+			s.ex[0], s.ex = uint32(i)<<1|uint32(v), s.ex[1:]
 		}
 		pos, next, count, unknowns = len(bz)-len(rest), i+1, count+1, unknowns+int(v)
 	}
@@ -53,9 +71,10 @@ func scan(bz []byte, n int, sums [][2]uint64, p uint64) (unknowns int, ok bool) 
 // are common ones: a gap of one or two varint bytes, and two bytes after
 // its first, so that reading its rate (at pos+1 or pos+2) is safe. It
 // returns where it stopped, the index after the last exception read, how
-// many it read and how many of them are Unknown, adding p to sums as scan
-// does. It makes no call, so the loop keeps its values in registers.
-func scanRun(bz []byte, pos, next, n, budget int, sums [][2]uint64, p uint64) (int, int, int, int) {
+// many it read and how many of them are Unknown, putting them in s as
+// scan does (s.ex from its start). It makes no call, so the loop keeps its
+// values in registers.
+func scanRun(bz []byte, pos, next, n, budget int, s sink) (int, int, int, int) {
 	read, unknowns := 0, 0
 	for ; read < budget && pos < len(bz)-2; read++ {
 		c0, c1 := uint(bz[pos]), uint(bz[pos+1])
@@ -71,8 +90,11 @@ func scanRun(bz []byte, pos, next, n, budget int, sums [][2]uint64, p uint64) (i
 			break
 		}
 		i := next + int(gap)
-		if sums != nil {
-			sums[i][u] += p
+		if s.sums != nil {
+			s.sums[i][u] += s.p
+		}
+		if s.ex != nil {
+			s.ex[read] = uint32(i)<<1 | uint32(u)
 		}
 		pos += 2 + int(long) - int(u)
 		next, unknowns = i+1, unknowns+int(u)

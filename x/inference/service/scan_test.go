@@ -36,14 +36,15 @@ func scanAgrees(t testing.TB, bz []byte, n int) {
 		return
 	}
 	got, want := make([][2]uint64, n), make([][2]uint64, n)
-	u, ok := scan(bz, n, got, 7)
+	u, _, ok := scan(bz, n, sink{sums: got, p: 7})
 	wu, wok := eachSums(bz, n, want, 7)
 	if ok != wok || (ok && (u != wu || !slices.Equal(got, want))) {
 		t.Fatalf("scan(%x, %d) = %d %v, Each %d %v", bz, n, u, ok, wu, wok)
 	}
-	if nu, nok := scan(bz, n, nil, 0); nok != ok || (ok && nu != u) {
+	if nu, _, nok := scan(bz, n, sink{}); nok != ok || (ok && nu != u) {
 		t.Fatalf("scan(%x, %d) without sums = %d %v, with %d %v", bz, n, nu, nok, u, ok)
 	}
+	checkedAgrees(t, bz, n, got)
 }
 
 // TestScanAgreesWithEach: on honest lists (the benchmark's), random lists
