@@ -86,14 +86,13 @@ func TestSparseScanAgreesWithExceptions(t *testing.T) {
 			}
 		}
 		bz := naiveCompact(vs)
-		switch rng.IntN(6) {
-		case 0:
-			if len(bz) > 0 {
-				bz[rng.IntN(len(bz))] = byte(rng.IntN(256))
-			}
-		case 1:
+		if k := rng.IntN(3 * (len(bz) + 1)); k < len(bz) { // a byte changed
+			bz[k] ^= byte(1 + rng.IntN(255))
+		}
+		if rng.IntN(3) == 0 { // cut
 			bz = bz[:rng.IntN(len(bz)+1)]
-		case 2:
+		}
+		if rng.IntN(6) == 0 { // a byte added
 			bz = append(bz, byte(rng.IntN(256)))
 		}
 		sparseAgrees(t, bz, n)
