@@ -58,14 +58,18 @@ type Checked struct {
 // Check verifies an extension (strict decoding, the epoch, exactly one
 // verdict and at most one service report per member) and returns what it
 // says.
-func (c Checker) Check(bz []byte) (Checked, error) {
+func (c Checker) Check(bz []byte) (Checked, error) { return c.check(bz, c.buf) }
+
+// check is Check, decoding the service reports into *buf when buf is not
+// nil.
+func (c Checker) check(bz []byte, buf *[]uint32) (Checked, error) {
 	if len(bz) == 0 {
 		return Checked{Abstains: true}, nil
 	}
 	if c.err != nil {
 		return Checked{}, c.err
 	}
-	ext, reports, err := decodeWire(bz, c.n, c.buf)
+	ext, reports, err := decodeWire(bz, c.n, buf)
 	if err != nil {
 		return Checked{}, err
 	}
@@ -75,8 +79,10 @@ func (c Checker) Check(bz []byte) (Checked, error) {
 	return Checked{Verdicts: ext.Verdicts, Service: ext.Service, Reports: reports}, nil
 }
 
-// Verdicts is Check's verdicts and abstention alone.
+// Verdicts is Check's verdicts and abstention alone (VerifyVoteExtension,
+// ExtendVote's check of its own output): the service reports are checked,
+// not decoded, and nothing is allocated.
 func (c Checker) Verdicts(bz []byte) (verdicts []byte, abstains bool, err error) {
-	checked, err := c.Check(bz)
+	checked, err := c.check(bz, nil)
 	return checked.Verdicts, checked.Abstains, err
 }

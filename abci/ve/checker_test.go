@@ -78,7 +78,8 @@ func TestCheckerAgreesWithVerifyVoteExtension(t *testing.T) {
 }
 
 // TestCheckerDecodesServiceForTheMedian: the checker returns each accepted
-// extension's service reports decoded, and the median of the commit from
+// extension's service reports decoded (Verdicts, VerifyVoteExtension's
+// check, decodes nothing and does not allocate), and the median of the commit from
 // those decodings is the median from the lists, byte for byte; an
 // extension it refuses (a Byzantine validator's: a rate above 100%, an
 // index past the group, the wrong epoch after a valid list) gives no
@@ -88,6 +89,7 @@ func TestCheckerDecodesServiceForTheMedian(t *testing.T) {
 	c := NewChecker(context.Background(), fixedGroup{epoch: 3, n: n}, 10)
 	var votes, plain []service.Vote
 	var total uint64
+	var good []byte
 	for v := range 20 {
 		rates := make([]service.Report, n)
 		for e := range rates {
@@ -110,6 +112,7 @@ func TestCheckerDecodesServiceForTheMedian(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		good = bz
 		power := int64(10 + v)
 		total += uint64(power)
 		votes = append(votes, service.Vote{Power: power, Reports: checked.Service, Checked: checked.Reports})
@@ -119,6 +122,10 @@ func TestCheckerDecodesServiceForTheMedian(t *testing.T) {
 	want, wantErr := service.Encoded(plain, total, n)
 	if err != nil || wantErr != nil || !bytes.Equal(got, want) {
 		t.Fatalf("median from decodings %x (%v), from lists %x (%v)", got, err, want, wantErr)
+	}
+	// VerifyVoteExtension's check (Verdicts) decodes nothing: no allocation.
+	if allocs := testing.AllocsPerRun(50, func() { _, _, _ = c.Verdicts(good) }); allocs != 0 {
+		t.Errorf("Verdicts allocates %.0f times", allocs)
 	}
 	e := ext(t, 3, make([]verdict.Verdict, n)...)
 	for name, svc := range map[string][]byte{"rate above 100%": {0, 0, 101}, "index past the group": {0, 0xfe, 0x7f, 5}} {
