@@ -2,12 +2,12 @@ package proposals
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmtcrypto "github.com/cometbft/cometbft/crypto"
-	"github.com/cometbft/cometbft/libs/protoio"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 
 	"github.com/inferenced/inferenced/abci/ve"
@@ -35,18 +35,59 @@ type Signed struct {
 	ValidPower, TotalPower int64
 }
 
-// extSignBytes is what a validator signed for its extension of the block at
-// height in round (CometBFT's CanonicalVoteExtension, length-delimited).
-func extSignBytes(chainID string, height int64, round int32, ext []byte) ([]byte, error) {
-	cve := cmtproto.CanonicalVoteExtension{Extension: ext, Height: height, Round: int64(round), ChainId: chainID}
-	return protoio.MarshalDelimited(&cve)
+// appendExtSignBytes appends what a validator signed for its extension of
+// the block at height in round: CometBFT's CanonicalVoteExtension,
+// length-delimited (protoio.MarshalDelimited), written by hand into the
+// caller's buffer, since a commit's 150 extensions would otherwise cost a
+// marshal and two allocations each: fields in number order, each omitted
+// at its zero value as gogoproto omits it
+// (TestExtSignBytesAreCometBFTs, FuzzExtSignBytes).
+func appendExtSignBytes(dst []byte, chainID string, height int64, round int32, ext []byte) []byte {
+	size := 0
+	if len(ext) > 0 {
+		size += 1 + uvarintLen(len(ext)) + len(ext)
+	}
+	if height != 0 {
+		size += 9
+	}
+	if round != 0 {
+		size += 9
+	}
+	if len(chainID) > 0 {
+		size += 1 + uvarintLen(len(chainID)) + len(chainID)
+	}
+	dst = binary.AppendUvarint(dst, uint64(size))
+	if len(ext) > 0 {
+		dst = append(binary.AppendUvarint(append(dst, 0x0a), uint64(len(ext))), ext...)
+	}
+	if height != 0 {
+		dst = binary.LittleEndian.AppendUint64(append(dst, 0x11), uint64(height))
+	}
+	if round != 0 {
+		dst = binary.LittleEndian.AppendUint64(append(dst, 0x19), uint64(int64(round)))
+	}
+	if len(chainID) > 0 {
+		dst = append(binary.AppendUvarint(append(dst, 0x22), uint64(len(chainID))), chainID...)
+	}
+	return dst
+}
+
+func uvarintLen(n int) int {
+	k := 1
+	for ; n >= 0x80; n >>= 7 {
+		k++
+	}
+	return k
 }
 
 // verifyVote checks one vote's extension: counts is false for a vote that
 // carries none (absent, nil, or pruned by the proposer); an extension on a
 // vote that is not for the block, a missing or bad signature, or an invalid
 // extension is an error.
-func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck) (ve.Checked, bool, error) {
+// The sign bytes are built in *scratch, which it keeps for the next vote.
+func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int32, keys KeyLookup, check ExtensionCheck,
+	scratch *[]byte,
+) (ve.Checked, bool, error) {
 	if v.BlockIdFlag != cmtproto.BlockIDFlagCommit || (len(v.VoteExtension) == 0 && len(v.ExtensionSignature) == 0) {
 		if len(v.VoteExtension) != 0 || len(v.ExtensionSignature) != 0 {
 			return ve.Checked{}, false, errors.New("extension on a vote that is not for the block")
@@ -60,11 +101,8 @@ func verifyVote(v abci.ExtendedVoteInfo, chainID string, height int64, round int
 	if err != nil {
 		return ve.Checked{}, false, fmt.Errorf("validator %X: %w", v.Validator.Address, err)
 	}
-	msg, err := extSignBytes(chainID, height, round, v.VoteExtension)
-	if err != nil {
-		return ve.Checked{}, false, err
-	}
-	if !key.VerifySignature(msg, v.ExtensionSignature) {
+	*scratch = appendExtSignBytes((*scratch)[:0], chainID, height, round, v.VoteExtension)
+	if !key.VerifySignature(*scratch, v.ExtensionSignature) {
 		return ve.Checked{}, false, fmt.Errorf("validator %X: bad extension signature", v.Validator.Address)
 	}
 	checked, err := check(v.VoteExtension)
@@ -111,8 +149,9 @@ func verifyCommit(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID stri
 	if ec.Round != last.Round || len(ec.Votes) != len(last.Votes) {
 		return Signed{}, errors.New("extended commit does not match the last commit")
 	}
-	var s Signed
+	s := Signed{Votes: make([]aggregate.Vote, 0, len(ec.Votes)), Service: make([]service.Vote, 0, len(ec.Votes))}
 	seen := make(map[string]struct{}, len(ec.Votes))
+	var scratch []byte // sign bytes, one vote's at a time
 	for i, v := range ec.Votes {
 		lv := last.Votes[i]
 		if !bytes.Equal(v.Validator.Address, lv.Validator.Address) || v.Validator.Power != lv.Validator.Power ||
@@ -130,7 +169,7 @@ func verifyCommit(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID stri
 			return Signed{}, fmt.Errorf("vote %d: bad power %d", i, v.Validator.Power)
 		}
 		s.TotalPower += v.Validator.Power
-		checked, counts, err := verifyVote(v, chainID, height, ec.Round, keys, check)
+		checked, counts, err := verifyVote(v, chainID, height, ec.Round, keys, check, &scratch)
 		switch {
 		case err != nil && prune != nil:
 			prune(i)
@@ -142,7 +181,7 @@ func verifyCommit(ec abci.ExtendedCommitInfo, last abci.CommitInfo, chainID stri
 		}
 		s.ValidPower += v.Validator.Power
 		s.Votes = append(s.Votes, aggregate.Vote{Power: v.Validator.Power, Verdicts: checked.Verdicts, Abstain: checked.Abstains})
-		s.Service = append(s.Service, service.Vote{Power: v.Validator.Power, Reports: checked.Service})
+		s.Service = append(s.Service, service.Vote{Power: v.Validator.Power, Reports: checked.Service, Checked: checked.Reports})
 	}
 	if s.TotalPower == 0 || s.ValidPower < s.TotalPower*2/3+1 {
 		return Signed{}, fmt.Errorf("valid extensions hold %d of %d power, need more than 2/3", s.ValidPower, s.TotalPower)

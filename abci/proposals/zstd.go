@@ -105,13 +105,20 @@ func decompressZstd(stream []byte, limit int) (body []byte, err error) {
 	// The library needs room for the smallest window (1 KiB); the exact
 	// cap is checked on the output.
 	room := uint64(max(limit, zstd.MinWindowSize))
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(room), zstd.WithDecoderMaxWindow(room))
+	dec, err := takeZstdDecoder(room)
 	if err != nil {
 		return nil, fmt.Errorf("zstd decoder: %w", err)
 	}
-	defer dec.Close()
-	body, err = dec.DecodeAll(stream, nil)
+	returned := false // false while DecodeAll panics
+	defer func() { putZstdDecoder(room, dec, returned && err == nil) }()
+	body, err = decodeZstdWith(dec, stream, limit)
+	returned = true
+	return body, err
+}
+
+// decodeZstdWith decodes a checked frame with dec, to at most limit bytes.
+func decodeZstdWith(dec *zstd.Decoder, stream []byte, limit int) ([]byte, error) {
+	body, err := dec.DecodeAll(stream, nil)
 	switch {
 	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
 		return nil, fmt.Errorf("%w: %w (%d bytes)", ErrBadBundle, ErrInflateCap, limit)
@@ -121,6 +128,56 @@ func decompressZstd(stream []byte, limit int) (body []byte, err error) {
 		return nil, fmt.Errorf("%w: %w (%d bytes)", ErrBadBundle, ErrInflateCap, limit)
 	}
 	return body, nil
+}
+
+// idleZstd is the decoder the last successful decompressZstd used, and
+// the room it was built for: every block of a chain whose validator set
+// and group keep their size decodes under the same cap, and building a
+// decoder (its block decoder, then on the first frame its tables and
+// history) costs more than many a frame's decoding. A caller takes it
+// when it is idle and built for its room, or builds its own exactly as
+// before, so concurrent callers (ProcessProposal beside a CLI or a test)
+// never share one and never wait; the decoder of a call that failed, or
+// panicked, is dropped, never kept. The options are the same either way,
+// so what a frame decodes to, or why it is refused, does not depend on
+// which decoder read it (TestReusedZstdDecoderDecodesAsAFreshOne).
+var idleZstd struct {
+	sync.Mutex
+	room uint64
+	dec  *zstd.Decoder
+}
+
+func takeZstdDecoder(room uint64) (*zstd.Decoder, error) {
+	if idleZstd.TryLock() {
+		dec := idleZstd.dec
+		if dec != nil && idleZstd.room == room {
+			idleZstd.dec = nil
+			idleZstd.Unlock()
+			return dec, nil
+		}
+		idleZstd.Unlock()
+	}
+	return newZstdDecoder(room)
+}
+
+// putZstdDecoder keeps dec as the idle decoder for room when its call
+// succeeded (ok), closing the one it replaces; otherwise it closes dec.
+func putZstdDecoder(room uint64, dec *zstd.Decoder, ok bool) {
+	if ok {
+		idleZstd.Lock()
+		dec, idleZstd.dec, idleZstd.room = idleZstd.dec, dec, room
+		idleZstd.Unlock()
+	}
+	if dec != nil {
+		dec.Close()
+	}
+}
+
+// newZstdDecoder is a decoder that refuses frames declaring more than room
+// bytes, or a larger window, and decodes on the caller's goroutine.
+func newZstdDecoder(room uint64) (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(room), zstd.WithDecoderMaxWindow(room))
 }
 
 // zstdHeader is what checkZstdFrame reads of a frame header.

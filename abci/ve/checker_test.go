@@ -10,6 +10,7 @@ import (
 
 	"cosmossdk.io/log"
 
+	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
@@ -73,5 +74,73 @@ func TestCheckerAgreesWithVerifyVoteExtension(t *testing.T) {
 		if got := verify(h, bz); got != want {
 			t.Errorf("%x: VerifyVoteExtension %s, checker %v", bz, got, err)
 		}
+	}
+}
+
+// TestCheckerDecodesServiceForTheMedian: the checker returns each accepted
+// extension's service reports decoded (Verdicts, VerifyVoteExtension's
+// check, decodes nothing and does not allocate), and the median of the commit from
+// those decodings is the median from the lists, byte for byte; an
+// extension it refuses (a Byzantine validator's: a rate above 100%, an
+// index past the group, the wrong epoch after a valid list) gives no
+// decoding to tally.
+func TestCheckerDecodesServiceForTheMedian(t *testing.T) {
+	const n = 300
+	c := NewChecker(context.Background(), fixedGroup{epoch: 3, n: n}, 10)
+	var votes, plain []service.Vote
+	var total uint64
+	var good []byte
+	for v := range 20 {
+		rates := make([]service.Report, n)
+		for e := range rates {
+			rates[e] = service.Report((e*7 + v*13) % 40)
+			if (e+v)%17 == 0 {
+				rates[e] = service.Unknown
+			}
+		}
+		svc, err := service.Attest(rates, ServiceFloor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ext(t, 3, make([]verdict.Verdict, n)...)
+		e.Service = svc
+		bz, err := Encode(e, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked, err := c.Check(bz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		good = bz
+		power := int64(10 + v)
+		total += uint64(power)
+		votes = append(votes, service.Vote{Power: power, Reports: checked.Service, Checked: checked.Reports})
+		plain = append(plain, service.Vote{Power: power, Reports: checked.Service})
+	}
+	got, err := service.Encoded(votes, total, n)
+	want, wantErr := service.Encoded(plain, total, n)
+	if err != nil || wantErr != nil || !bytes.Equal(got, want) {
+		t.Fatalf("median from decodings %x (%v), from lists %x (%v)", got, err, want, wantErr)
+	}
+	// VerifyVoteExtension's check (Verdicts) decodes nothing: no allocation.
+	if allocs := testing.AllocsPerRun(50, func() { _, _, _ = c.Verdicts(good) }); allocs != 0 {
+		t.Errorf("Verdicts allocates %.0f times", allocs)
+	}
+	e := ext(t, 3, make([]verdict.Verdict, n)...)
+	for name, svc := range map[string][]byte{"rate above 100%": {0, 0, 101}, "index past the group": {0, 0xfe, 0x7f, 5}} {
+		e.Service = svc
+		bz, err := e.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if checked, err := c.Check(bz); err == nil || checked.Reports.Decodes(svc, n) {
+			t.Errorf("%s: accepted (%v) or decoded", name, err)
+		}
+	}
+	e.Service, e.EpochIndex = []byte{0, 0, 50}, 4
+	bz, _ := Encode(e, n)
+	if checked, err := c.Check(bz); !errors.Is(err, ErrWrongEpoch) || checked.Reports.Decodes(checked.Service, n) {
+		t.Errorf("wrong epoch after a valid list: %v, or decoded", err)
 	}
 }

@@ -66,7 +66,7 @@ func Encode(ext types.HealthVoteExtension, n int) ([]byte, error) {
 // defaults) and verdicts that are not the canonical compact list of n. An
 // empty input decodes to the zero extension (abstain).
 func Decode(bz []byte, n int) (types.HealthVoteExtension, error) {
-	wire, err := decodeWire(bz, n)
+	wire, _, err := decodeWire(bz, n, nil)
 	if err != nil || len(bz) == 0 {
 		return types.HealthVoteExtension{}, err
 	}
@@ -78,28 +78,38 @@ func Decode(bz []byte, n int) (types.HealthVoteExtension, error) {
 }
 
 // decodeWire is Decode without expanding: the verdicts of the result are
-// the canonical compact list of n, aliasing bz. It does not allocate.
-func decodeWire(bz []byte, n int) (types.HealthVoteExtension, error) {
+// the canonical compact list of n, aliasing bz. With buf, the service
+// reports are also returned decoded (service.CheckList, appending to *buf),
+// for the median; without, it does not allocate.
+func decodeWire(bz []byte, n int, buf *[]uint32) (types.HealthVoteExtension, service.Checked, error) {
+	var none service.Checked
 	if len(bz) > MaxSize(n) {
-		return types.HealthVoteExtension{}, fmt.Errorf("%w: %d bytes, at most %d for %d executors", ErrOversized, len(bz), MaxSize(n), n)
+		return types.HealthVoteExtension{}, none, fmt.Errorf("%w: %d bytes, at most %d for %d executors", ErrOversized, len(bz), MaxSize(n), n)
 	}
 	ext, ok := parseCanonical(bz)
 	if !ok {
-		return types.HealthVoteExtension{}, rejection(bz)
+		return types.HealthVoteExtension{}, none, rejection(bz)
 	}
 	if len(bz) == 0 {
-		return ext, nil
+		return ext, none, nil
 	}
 	if ext.EpochIndex == 0 {
-		return types.HealthVoteExtension{}, ErrNoEpoch
+		return types.HealthVoteExtension{}, none, ErrNoEpoch
 	}
 	if err := verdict.CheckCompact(ext.Verdicts, n); err != nil {
-		return types.HealthVoteExtension{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		return types.HealthVoteExtension{}, none, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	if err := service.Check(ext.Service, n); err != nil {
-		return types.HealthVoteExtension{}, fmt.Errorf("%w: service: %w", ErrMalformed, err)
+	var reports service.Checked
+	var err error
+	if buf != nil {
+		reports, *buf, err = service.CheckList(ext.Service, n, *buf)
+	} else {
+		err = service.Check(ext.Service, n)
 	}
-	return ext, nil
+	if err != nil {
+		return types.HealthVoteExtension{}, none, fmt.Errorf("%w: service: %w", ErrMalformed, err)
+	}
+	return ext, reports, nil
 }
 
 // The protobuf tags of HealthVoteExtension's fields.

@@ -43,24 +43,8 @@ func (t *tally) sample(i int) verdict.Verdict {
 // as verdict.Exceptions does.
 func (t *tally) addSparse(bz []byte, n int, p uint64) error {
 	t.listed += p
-	for next := 0; len(bz) > 0; {
-		i, v, rest, err := verdict.NextException(bz, next, n)
-		if err != nil {
-			return err
-		}
-		t.miss[i] += p * isMiss[v]
-		t.unknown[i] += p * isUnknown[v]
-		bz, next = rest, i+1
-	}
-	return nil
+	return verdict.AddSparse(bz, n, p, t.miss, t.unknown)
 }
-
-// isMiss and isUnknown weigh a sparse exception (Miss or Unknown) without
-// branching.
-var (
-	isMiss    = [4]uint64{verdict.Miss: 1}
-	isUnknown = [4]uint64{verdict.Unknown: 1}
-)
 
 // Masks over a word of 32 two-bit verdicts (eight bytes of a packing, read
 // little-endian): the low bit of every slot, and 32 oks.

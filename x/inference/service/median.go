@@ -12,6 +12,11 @@ import (
 type Vote struct {
 	Power   int64
 	Reports []byte
+	// Checked is Reports as CheckList accepted them, when the caller has
+	// it (ve's check of the extension): the tally then adds its decoded
+	// exceptions instead of reading the list again. Ignored unless it was
+	// made from these very bytes (not a copy) for the same group size.
+	Checked Checked
 }
 
 // Median computes the attested service rate of each of the n executors: the
@@ -33,6 +38,12 @@ func Median(votes []Vote, total uint64, n int) ([]Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.rates(votes)
+}
+
+// rates is the median of the tallied votes.
+func (t *tally) rates(votes []Vote) ([]Report, error) {
+	n := len(t.sums)
 	// Most executors are settled by the totals alone; only the contested
 	// ones need their rates above 0% counted, power per rate.
 	out := make([]Report, n)
@@ -88,21 +99,66 @@ func (t *tally) rateContested(votes []Vote, out []Report, contested int) error {
 // Encoded is Encode(Median(votes, total, n)): the rates as a bundle
 // carries them.
 func Encoded(votes []Vote, total uint64, n int) ([]byte, error) {
-	rates, err := Median(votes, total, n)
+	t, err := tallyVotes(votes, total, n)
+	if err != nil {
+		return nil, err
+	}
+	if bz, ok := t.encodeSettled(); ok {
+		return bz, nil
+	}
+	rates, err := t.rates(votes)
 	if err != nil {
 		return nil, err
 	}
 	return Encode(rates)
 }
 
+// encodeSettled is Encode of the median in one pass over the executors,
+// without the list of rates, when every executor is settled and at most
+// MaxExceptions are Unknown (settled ones are Unknown or 0%, and all
+// encode); false otherwise, for Median and Encode to take over.
+func (t *tally) encodeSettled() ([]byte, bool) {
+	n := len(t.sums)
+	out := make([]byte, 1, max(1, MaxLen(n)))
+	next, exceptions, known := 0, 0, false
+	// Most executors are named by no list: all at 0%, the same rate.
+	idle, _ := t.settledSums([2]uint64{})
+	for i, s := range t.sums {
+		r, settled := idle, true
+		if s != [2]uint64{} {
+			r, settled = t.settledSums(s)
+		}
+		switch {
+		case !settled:
+			return nil, false
+		case r == 0:
+			known = true
+			continue
+		}
+		if exceptions++; exceptions > MaxExceptions {
+			return nil, false
+		}
+		out = appendException(out, i-next, r)
+		next = i + 1
+	}
+	if !known {
+		return nil, true // Encode's all-unknown list: the empty string
+	}
+	return out, true
+}
+
 // tally is the reports of a commit: every vote with a list credits its
 // power to every executor at 0% (reporting) and debits its exceptions.
 type tally struct {
 	total     uint64
-	reporting uint64   // the power of the votes that carry a list
-	unknown   []uint64 // per executor: power of those lists that say Unknown
-	ratedSum  []uint64 // per executor: power of those that rate it above 0%
+	reporting uint64 // the power of the votes that carry a list
+	// per executor: [0] the power of those lists that rate it above 0%,
+	// [1] of those that say Unknown (scan's order)
+	sums [][2]uint64
 }
+
+func (t *tally) ratedSum(i int) uint64 { return t.sums[i][0] }
+func (t *tally) unknown(i int) uint64  { return t.sums[i][1] }
 
 func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 	if n < 0 {
@@ -111,7 +167,7 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 	if total > math.MaxUint64/3 {
 		return tally{}, errors.New("total power overflows")
 	}
-	t := tally{total: total, unknown: make([]uint64, n), ratedSum: make([]uint64, n)}
+	t := tally{total: total, sums: make([][2]uint64, n)}
 	var sum uint64
 	for v, vote := range votes {
 		if vote.Power < 0 {
@@ -125,19 +181,14 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 			continue
 		}
 		// The list is read once and checked as it is tallied (Check
-		// refuses what Each refuses, and a list of only unknowns); a bad
+		// refuses what scan refuses, and a list of only unknowns); a bad
 		// one fails the whole tally, with Check's error.
 		t.reporting += p
-		unknowns := 0
-		err := Each(vote.Reports, n, func(i int, r Report) {
-			if r == Unknown {
-				t.unknown[i] += p
-				unknowns++
-				return
-			}
-			t.ratedSum[i] += p
-		})
-		if err != nil || unknowns == n {
+		if vote.Checked.Decodes(vote.Reports, n) {
+			t.addChecked(vote.Checked, p)
+			continue
+		}
+		if unknowns, _, ok := scan(vote.Reports, n, sink{sums: t.sums, p: p}); !ok || unknowns == n {
 			return tally{}, fmt.Errorf("vote %d: %w", v, Check(vote.Reports, n))
 		}
 	}
@@ -151,12 +202,15 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 // decide. At most 3 x MaxExceptions executors are contested, whatever n:
 // each needs rates above 0% from more than a third of total, and a list
 // rates at most MaxExceptions.
-func (t *tally) settled(i int) (Report, bool) {
-	known := t.reporting - t.unknown[i]
+func (t *tally) settled(i int) (Report, bool) { return t.settledSums(t.sums[i]) }
+
+// settledSums is settled for an executor with sums s (rated, unknown).
+func (t *tally) settledSums(s [2]uint64) (Report, bool) {
+	known := t.reporting - s[1]
 	switch {
 	case known == 0 || 3*known <= 2*t.total:
 		return Unknown, true
-	case 2*(known-t.ratedSum[i]) >= known:
+	case 2*(known-s[0]) >= known:
 		return 0, true
 	}
 	return 0, false
@@ -166,8 +220,8 @@ func (t *tally) settled(i int) (Report, bool) {
 // each rate above 0%: the lowest rate at or below which the reports hold
 // half the reporting power.
 func (t *tally) median(i int, powerAt *[MaxRate + 1]uint64) Report {
-	known := t.reporting - t.unknown[i]
-	cum := known - t.ratedSum[i] // the power at 0%
+	known := t.reporting - t.unknown(i)
+	cum := known - t.ratedSum(i) // the power at 0%
 	for r := Report(1); r <= MaxRate; r++ {
 		if cum += powerAt[r]; 2*cum >= known {
 			return r
@@ -298,7 +352,7 @@ func Suspected(votes []Vote, total uint64, n, maxRated int) ([]bool, error) {
 	}
 	out := make([]bool, n)
 	for i := range out {
-		out[i] = 3*t.ratedSum[i] > t.total
+		out[i] = 3*t.ratedSum(i) > t.total
 	}
 	return out, nil
 }

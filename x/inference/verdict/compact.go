@@ -102,6 +102,9 @@ func checkEither(bz []byte, n int) error {
 	if !IsSparse(bz, n) {
 		return Check(bz, n)
 	}
+	if sparseScan(bz, n, nil, nil, 0) {
+		return nil
+	}
 	return Exceptions(bz, n, nil)
 }
 
