@@ -83,12 +83,9 @@ func partsStepper(name string, run func(Store, sdk.Context, Block, *stepParts) (
 // todayParts is Store.Step taken apart.
 func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, error) {
 	c := clock{time.Now()}
-	st := &step{
-		s: s, ctx: ctx, height: ctx.BlockHeight(),
-		p:           judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
-		cap:         newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
-		w:           newStepRecords(s, ctx),
-		memberIndex: map[string]memberAt{},
+	st, err := newStep(s, ctx, b)
+	if err != nil {
+		return Applied{}, err
 	}
 	attested, err := st.attestedSamples(b.Attested)
 	if err != nil {
@@ -108,7 +105,7 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 	}
 	c.tick(&pt.rest, partOther)
 	for _, a := range attested {
-		if err := todayApply(st, a, judge.Attested, &c, &pt.attested); err != nil {
+		if err := todayApply(st, a, false, &c, &pt.attested); err != nil {
 			return Applied{}, err
 		}
 		if a.miss {
@@ -124,7 +121,7 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 	}
 	c.tick(&pt.service, partMap)
 	for _, a := range samples {
-		if err := todayApply(st, a, judge.Service, &c, &pt.service); err != nil {
+		if err := todayApply(st, a, true, &c, &pt.service); err != nil {
 			return Applied{}, err
 		}
 		if a.miss {
@@ -148,7 +145,23 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 }
 
 // todayApply is step.applyValidators taken apart.
-func todayApply(st *step, a attestedSample, apply func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect), c *clock, pt *passParts) error {
+func todayApply(st *step, a attestedSample, service bool, c *clock, pt *passParts) error {
+	if st.w.quiet(a.index) {
+		st.w.skip(a.index, a.miss, service)
+		c.tick(pt, partMap)
+		return nil
+	}
+	apply := judge.Attested
+	if service {
+		apply = judge.Service
+	}
+	if a.executor == nil {
+		var err error
+		if a.executor, err = st.memberAddress(a.index); err != nil {
+			return err
+		}
+	}
+	c.tick(pt, partMap)
 	before, err := st.w.load(a.executor)
 	if err != nil {
 		return err
