@@ -142,7 +142,7 @@ test-scale: build
 # For a long run that keeps its corpus (a duration is fine when a rare
 # spurious "context deadline exceeded" at the very end does not matter):
 #   make fuzz FUZZTIME=2000000x FUZZCACHE=$$(go env GOCACHE)/fuzz
-FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./x/inference/verdict:FuzzExpand ./x/inference/service:FuzzDecode ./x/inference/service:FuzzMedian ./x/inference/service:FuzzNextShortAgrees ./x/inference/aggregate:FuzzAggregateEqualsLegacy ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension ./abci/proposals:FuzzDecodeBundle ./abci/proposals:FuzzBundleVotes ./abci/proposals:FuzzZstdFrame
+FUZZ_TARGETS := ./x/inference/lottery:FuzzDraw ./x/inference/types:FuzzValidators ./x/inference/types:FuzzParamsValidate ./x/inference/breaker:FuzzSequence ./x/inference/verdict:FuzzUnpack ./x/inference/aggregate:FuzzAggregate ./x/inference/verdict:FuzzExpand ./x/inference/service:FuzzDecode ./x/inference/service:FuzzMedian ./x/inference/service:FuzzNextShortAgrees ./x/inference/aggregate:FuzzAggregateEqualsLegacy ./abci/ve:FuzzDecode ./abci/ve:FuzzVerifyVoteExtension ./abci/proposals:FuzzDecodeBundle ./abci/proposals:FuzzBundleVotes ./abci/proposals:FuzzZstdFrame ./x/inference/breakerstore:FuzzStreaksCodec
 FUZZCACHE ?=
 
 fuzz:

@@ -12,7 +12,6 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
-	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 // stepRecords is one step's view of the breaker records and the record
@@ -192,15 +191,6 @@ func (r *stepRecords) skip(i uint32, miss, service bool) {
 	case service:
 		r.okNow = r.okNow.with(i)
 	}
-}
-
-// cloneRecord is h with slices of its own where entryOf would keep h's
-// (entryOf copies the misses), as a fresh decoding would give: an entry
-// never shares a slice with the record the walk decoded.
-func cloneRecord(h types.ExecutorHealth) types.ExecutorHealth {
-	h.AttestedCredited = slices.Clone(h.AttestedCredited)
-	h.ScopedAgents = slices.Clone(h.ScopedAgents)
-	return h
 }
 
 // reloaded is what loading the record save stores for e returns:
