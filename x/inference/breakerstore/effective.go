@@ -2,10 +2,7 @@ package breakerstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"cosmossdk.io/collections"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
@@ -20,29 +17,13 @@ import (
 
 // loadStreaks reads the streaks item (found false when absent).
 func (s Store) loadStreaks(ctx context.Context) (streaks, bool, error) {
-	k, err := s.streaks.Get(ctx)
-	if errors.Is(err, collections.ErrNotFound) {
-		return streaks{}, false, nil
-	}
-	if err != nil {
-		return streaks{}, false, fmt.Errorf("load breaker streaks: %w", err)
-	}
-	return k, true, nil
+	return itemOrZero(ctx, s.streaks, "streaks")
 }
 
 // storeStreaks writes the item, or drops it when it carries nothing.
 func (s Store) storeStreaks(ctx context.Context, k streaks) error {
 	k = k.normalized()
-	if k.empty() {
-		if err := s.streaks.Remove(ctx); err != nil {
-			return fmt.Errorf("drop breaker streaks: %w", err)
-		}
-		return nil
-	}
-	if err := s.streaks.Set(ctx, k); err != nil {
-		return fmt.Errorf("store breaker streaks: %w", err)
-	}
-	return nil
+	return setOrDrop(ctx, s.streaks, k, !k.empty(), "streaks")
 }
 
 // effectiveOf is h, the stored record of addr, as it reads under the

@@ -2,11 +2,8 @@ package breakerstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-
-	"cosmossdk.io/collections"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
@@ -57,28 +54,13 @@ func (b heldBits) set(i uint32, held, quiet bool) heldBits {
 
 // loadBits reads the held bits (none when absent).
 func (s Store) loadBits(ctx context.Context) (heldBits, error) {
-	b, err := s.bits.Get(ctx)
-	if errors.Is(err, collections.ErrNotFound) {
-		return heldBits{}, nil
-	}
-	if err != nil {
-		return heldBits{}, fmt.Errorf("load breaker held bits: %w", err)
-	}
-	return b, nil
+	b, _, err := itemOrZero(ctx, s.bits, "held bits")
+	return b, err
 }
 
 // storeBits writes the held bits, or drops the item when nothing is held.
 func (s Store) storeBits(ctx context.Context, b heldBits) error {
-	if b.held == nil {
-		if err := s.bits.Remove(ctx); err != nil {
-			return fmt.Errorf("drop breaker held bits: %w", err)
-		}
-		return nil
-	}
-	if err := s.bits.Set(ctx, b); err != nil {
-		return fmt.Errorf("store breaker held bits: %w", err)
-	}
-	return nil
+	return setOrDrop(ctx, s.bits, b, b.held != nil, "held bits")
 }
 
 // BuildHeldBits rebuilds the held bits from the records (one walk, one
@@ -146,21 +128,9 @@ func (b heldBits) check() error {
 	return nil
 }
 
-func (c heldBitsCodec) EncodeJSON(b heldBits) ([]byte, error) {
-	out, err := c.Encode(b)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
-}
+func (c heldBitsCodec) EncodeJSON(b heldBits) ([]byte, error) { return encodeJSON(c.Encode, b) }
 
-func (c heldBitsCodec) DecodeJSON(in []byte) (heldBits, error) {
-	var b []byte
-	if err := json.Unmarshal(in, &b); err != nil {
-		return heldBits{}, err
-	}
-	return c.Decode(b)
-}
+func (c heldBitsCodec) DecodeJSON(in []byte) (heldBits, error) { return decodeJSON(c.Decode, in) }
 
 func (heldBitsCodec) Stringify(b heldBits) string {
 	return fmt.Sprintf("heldBits{held %x, quiet %x}", []byte(b.held), []byte(b.quiet))

@@ -275,19 +275,9 @@ func (st *step) applyAttested(a attestedSample) error {
 // out of its record (stepRecords.skip): the judge would change nothing
 // but the field the streaks item carries, and emit nothing.
 func (st *step) applyValidators(a attestedSample, service bool) error {
-	if st.w.quiet(a.index) {
-		st.w.skip(a.index, a.miss, service)
-		return nil
-	}
-	apply := judge.Attested
-	if service {
-		apply = judge.Service
-	}
-	if a.executor == nil {
-		var err error
-		if a.executor, err = st.memberAddress(a.index); err != nil {
-			return err
-		}
+	apply, visit, err := st.visit(&a, service)
+	if err != nil || !visit {
+		return err
 	}
 	before, err := st.w.load(a.executor)
 	if err != nil {
@@ -310,6 +300,29 @@ func (st *step) applyValidators(a attestedSample, service bool) error {
 		return err
 	}
 	return st.w.save(before, after)
+}
+
+// judgeFunc is judge.Attested or judge.Service.
+type judgeFunc func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect)
+
+// visit leaves a quiet executor's sample out of its record (visit false),
+// or returns the judge of the sample's kind with the executor's address
+// looked up.
+func (st *step) visit(a *attestedSample, service bool) (apply judgeFunc, visit bool, err error) {
+	if st.w.quiet(a.index) {
+		st.w.skip(a.index, a.miss, service)
+		return nil, false, nil
+	}
+	apply = judge.Attested
+	if service {
+		apply = judge.Service
+	}
+	if a.executor == nil {
+		if a.executor, err = st.memberAddress(a.index); err != nil {
+			return nil, false, err
+		}
+	}
+	return apply, true, nil
 }
 
 // fresh is the entry of an executor without a record as a new record

@@ -146,22 +146,11 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 
 // todayApply is step.applyValidators taken apart.
 func todayApply(st *step, a attestedSample, service bool, c *clock, pt *passParts) error {
-	if st.w.quiet(a.index) {
-		st.w.skip(a.index, a.miss, service)
-		c.tick(pt, partMap)
-		return nil
-	}
-	apply := judge.Attested
-	if service {
-		apply = judge.Service
-	}
-	if a.executor == nil {
-		var err error
-		if a.executor, err = st.memberAddress(a.index); err != nil {
-			return err
-		}
-	}
+	apply, visit, err := st.visit(&a, service)
 	c.tick(pt, partMap)
+	if err != nil || !visit {
+		return err
+	}
 	before, err := st.w.load(a.executor)
 	if err != nil {
 		return err

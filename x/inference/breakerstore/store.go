@@ -203,14 +203,8 @@ func (s Store) syncGate(ctx context.Context, address string, before, after entry
 
 // heldCount is the number of breaker records, read without an iterator.
 func (s Store) heldCount(ctx context.Context) (uint64, error) {
-	n, err := s.recordCount.Get(ctx)
-	if errors.Is(err, collections.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("load breaker record count: %w", err)
-	}
-	return n, nil
+	n, _, err := itemOrZero(ctx, s.recordCount, "record count")
+	return n, err
 }
 
 // countRecords keeps recordCount equal to the number of records after one
@@ -228,16 +222,7 @@ func (s Store) countRecords(ctx context.Context, delta int) error {
 	default:
 		n++
 	}
-	if n == 0 {
-		if err := s.recordCount.Remove(ctx); err != nil {
-			return fmt.Errorf("drop breaker record count: %w", err)
-		}
-		return nil
-	}
-	if err := s.recordCount.Set(ctx, n); err != nil {
-		return fmt.Errorf("store breaker record count: %w", err)
-	}
-	return nil
+	return setOrDrop(ctx, s.recordCount, n, n > 0, "record count")
 }
 
 // priorSuccesses is the history a new record of addr starts with: its

@@ -3,7 +3,6 @@ package breakerstore
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -137,21 +136,9 @@ func (k streaks) check() error {
 	return nil
 }
 
-func (c streaksCodec) EncodeJSON(k streaks) ([]byte, error) {
-	b, err := c.Encode(k)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(b)
-}
+func (c streaksCodec) EncodeJSON(k streaks) ([]byte, error) { return encodeJSON(c.Encode, k) }
 
-func (c streaksCodec) DecodeJSON(in []byte) (streaks, error) {
-	var b []byte
-	if err := json.Unmarshal(in, &b); err != nil {
-		return streaks{}, err
-	}
-	return c.Decode(b)
-}
+func (c streaksCodec) DecodeJSON(in []byte) (streaks, error) { return decodeJSON(c.Decode, in) }
 
 func (streaksCodec) Stringify(k streaks) string {
 	return fmt.Sprintf("streaks{epoch %d, misses at %d: %x, service oks at %d: %x}", k.epoch, k.missAt, []byte(k.miss), k.okAt, []byte(k.ok))
