@@ -72,8 +72,10 @@ type memberAt struct {
 // reaches are returned for the keeper to apply.
 //
 // Each record is written once, at the end, however many samples changed
-// it (stepRecords); the store it leaves is the one a write per sample
-// left (TestStepMatchesLegacy).
+// it (stepRecords), and a quiet executor's validators' sample is left out
+// of its record and carried by the streaks item instead (streaks.go); the
+// store it leaves reads as the one a write per sample left
+// (TestStepMatchesLegacy).
 func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 	st, err := newStep(s, ctx, b)
 	if err != nil {

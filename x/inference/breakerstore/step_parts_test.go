@@ -22,20 +22,21 @@ import (
 //
 // Parts, for each sample a pass applies:
 //   - map: the attestation or the service view mapped to executors
-//     (today: the one walk of the records and one MemberIndex per held
-//     executor, in the attested pass; legacy: the records walked and
-//     every held executor looked up in each pass, and MemberAt and a
-//     bech32 decode for every sample);
-//   - load: the executor's entry (legacy: a store read and a decoding;
-//     today: the walk's record, or the entry the step saved), and a new
-//     record's start (its successes this epoch);
+//     (today: the held bits against the samples, a quiet executor's
+//     sample left out of its record, MemberAt and a bech32 decode for
+//     every sample visited; legacy: the records walked and every held
+//     executor looked up in each pass, and MemberAt and a bech32 decode
+//     for every sample);
+//   - load: the executor's entry (a store read and a decoding; today
+//     read through the streaks item, or the entry the step saved), and a
+//     new record's start (its successes this epoch);
 //   - judge: judge.Attested or judge.Service, with the cap's question;
 //   - events: the effects recorded (events, the cap following a
 //     transition);
 //   - indexes: the cooldown entry, the gate and the record count (today:
 //     the write-back bookkeeping too);
 //   - write: the record encoded and written (legacy: in each save; today:
-//     once per record, in flush);
+//     once per record, in flush, with the streaks item and the held bits);
 //   - other: promotions, traffic, gauges.
 const (
 	partMap = iota
