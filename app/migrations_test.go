@@ -17,7 +17,7 @@ import (
 // An upgrade handler's RunMigrations takes a version-2 x/inference store
 // (no traffic trip rule, no inference retention, no service rule) to the
 // module's ConsensusVersion through the registered steps 2 to 3, 3 to 4,
-// 4 to 5 and 5 to 6: the wiring, not only the migrator, is in place.
+// 4 to 5, 5 to 6 and 6 to 7: the wiring, not only the migrator, is in place.
 func TestRunMigrationsTakesInferenceFromVersion2(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
@@ -35,7 +35,7 @@ func TestRunMigrationsTakesInferenceFromVersion2(t *testing.T) {
 	to, err := a.ModuleManager.RunMigrations(ctx, a.configurator, from)
 	require.NoError(t, err)
 	require.Equal(t, uint64(inferencemodule.ConsensusVersion), to[inferencetypes.ModuleName])
-	require.Equal(t, uint64(6), to[inferencetypes.ModuleName])
+	require.Equal(t, uint64(7), to[inferencetypes.ModuleName])
 	got, err := a.InferenceKeeper.Params.Get(ctx)
 	require.NoError(t, err)
 	require.Equal(t, inferencetypes.DefaultParams(), got, "the traffic rule, the retention and the service rule defaulted, the rest as stored")

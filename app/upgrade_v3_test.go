@@ -36,7 +36,7 @@ func versionFiveApp(t *testing.T, h int64) (*App, cmtproto.ConsensusParams) {
 	return a, cp
 }
 
-// The v3 handler on a version-5 store: x/inference goes to version 6, its
+// The v3 handler on a version-5 store: x/inference goes to version 7, its
 // params and the consensus params unchanged, and the block after the
 // upgrade is the first to carry HEALTH3; the upgrade block itself (the
 // previous release's proposal) is HEALTH2.
@@ -49,7 +49,7 @@ func TestUpgradeToV3FromVersionFive(t *testing.T) {
 	to, err := a.upgradeToV3(ctx, upgradetypes.Plan{Name: UpgradeV3, Height: upgradeHeight}, from)
 	require.NoError(t, err)
 	require.Equal(t, uint64(inferencemodule.ConsensusVersion), to[inferencetypes.ModuleName])
-	require.Equal(t, uint64(6), to[inferencetypes.ModuleName])
+	require.Equal(t, uint64(7), to[inferencetypes.ModuleName])
 
 	got, err := a.InferenceKeeper.Params.Get(ctx)
 	require.NoError(t, err)

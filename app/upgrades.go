@@ -21,12 +21,13 @@ import (
 const (
 	// UpgradeV2 brings a chain from the release at d74237b
 	// (tests/upgrade/PREVIOUS_RELEASE_V2, x/inference at version 1) to this
-	// one: vote extensions on, the module account, migrations 1 to 6.
+	// one: vote extensions on, the module account, migrations 1 to 7.
 	UpgradeV2 = "v2"
 	// UpgradeV3 brings a chain from the release at 2d859e8
 	// (tests/upgrade/PREVIOUS_RELEASE, x/inference at version 5, health
-	// bundles in HEALTH2) to this one: migration 5 to 6, which switches the
-	// bundles to HEALTH3 from the block after the upgrade.
+	// bundles in HEALTH2) to this one: migrations 5 to 6, which switches the
+	// bundles to HEALTH3 from the block after the upgrade, and 6 to 7, which
+	// builds the breaker's held bits (its streaks item starts absent).
 	UpgradeV3 = "v3"
 	// UpgradeName is the upgrade from the release right before this one.
 	UpgradeName = UpgradeV3
@@ -53,7 +54,8 @@ func (app *App) registerUpgrades() {
 // health attestation on from H+1 on a chain that ran without it, makes
 // the inference module's address the module account that holds bonds
 // (ensureInferenceModuleAccount), then runs every module's registered
-// migrations (x/inference 1 to 6: health bundles in HEALTH3 from H+1). Any
+// migrations (x/inference 1 to 7: health bundles in HEALTH3 from H+1, the
+// breaker's held bits built). Any
 // error fails block H: x/upgrade runs the handler on the block's state,
 // which FinalizeBlock discards on error, so nothing of a failed migration
 // is committed and the node stops at H with the error in its log.
@@ -78,7 +80,9 @@ func (app *App) upgradeToV2(ctx context.Context, plan upgradetypes.Plan, vm modu
 // upgradeToV3 runs in the pre-block of the plan height H, on a chain of the
 // release at 2d859e8 (x/inference version 5): it runs every module's
 // registered migrations, x/inference 5 to 6, which records H+1 as the
-// height from which blocks carry their health bundle in HEALTH3. Block H,
+// height from which blocks carry their health bundle in HEALTH3, and 6 to
+// 7, which builds the breaker's held bits from its records (its streaks
+// item starts absent: block H's step visits every sample). Block H,
 // proposed by the previous release in HEALTH2, is finalized here: the
 // pre-blocker, after this handler, applies its attestations as it carries
 // them. Vote extensions are left as the chain has them. A chain at an older

@@ -1,10 +1,7 @@
 package breakerstore
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
-	"slices"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
@@ -24,47 +21,47 @@ type Attestation struct {
 	Service []byte
 }
 
-// attestedSample is one attested verdict mapped to its executor, at its
-// index in the group.
+// attestedSample is one attested verdict of the group's member at index,
+// with its address when the mapping knew it (nil: resolved when the step
+// visits it, by MemberAt; a quiet executor's sample is not visited).
 type attestedSample struct {
 	executor sdk.AccAddress
 	index    uint32
 	miss     bool
 }
 
-// heldMember is an executor the breaker holds, at its index in the group.
-type heldMember struct {
-	index uint32
-	addr  sdk.AccAddress
-}
-
-// attestedSamples maps an attestation to executors, in group order. An ok
+// attestedSamples maps an attestation to samples, in group order. An ok
 // for an executor without a breaker record or a queued outcome changes
-// nothing: only misses and the executors the breaker holds or is about to
-// hold are mapped to addresses. The address of an executor it holds is
-// known (MemberIndex of that address gave its index: the keeper writes
-// the index and the group from one list); a miss of another is mapped
-// through MemberAt. Samples that are not a packing of Members map to
-// nothing (the decoder never lets them through; the length check keeps a
-// caller's mistake from reading past them).
+// nothing: only misses and the executors the breaker holds (the held
+// bits, as the step starts) or is about to hold (an outcome queued: the
+// step applies the queued outcomes before the attested samples, so its
+// ok must reach the record it may hold by then) are mapped. A held
+// member's address is looked up only when the step visits it; another
+// miss's is looked up now, so a packing that names a member the group
+// lacks costs the block its attested samples before any is applied (a
+// held bit is a member: heldBits). Samples that are not a packing of
+// Members map to nothing (the decoder never lets them through; the
+// length check keeps a caller's mistake from reading past them).
 func (st *step) attestedSamples(a Attestation) ([]attestedSample, error) {
 	if a.Members <= 0 || len(a.Samples) != verdict.PackedLen(a.Members) {
 		return nil, nil
 	}
-	held, err := st.heldAtStart()
+	queued, err := st.queuedMembers()
 	if err != nil {
 		return nil, err
 	}
+	held := st.w.bits.held
 	var out []attestedSample
 	for i := range uint32(a.Members) {
 		v := verdict.At(a.Samples, int(i))
-		addr, isHeld := nextHeld(&held, i)
+		addr, isQueued := queued[i]
+		isHeld := held.has(i)
 		switch {
-		case v == verdict.Miss, v == verdict.OK && isHeld:
+		case v == verdict.Miss, v == verdict.OK && (isHeld || isQueued):
 		default:
 			continue
 		}
-		if !isHeld {
+		if !isHeld && !isQueued {
 			if addr, err = st.memberAddress(i); err != nil {
 				return nil, err
 			}
@@ -74,19 +71,28 @@ func (st *step) attestedSamples(a Attestation) ([]attestedSample, error) {
 	return out, nil
 }
 
-// nextHeld drops the held members before index i from *held (in index
-// order) and returns the one at i, if any.
-func nextHeld(held *[]heldMember, i uint32) (sdk.AccAddress, bool) {
-	for len(*held) > 0 && (*held)[0].index < i {
-		*held = (*held)[1:]
+// queuedMembers are the executors with an outcome queued, by group index
+// (only looked up).
+func (st *step) queuedMembers() (map[uint32]sdk.AccAddress, error) {
+	queued, err := st.s.queuedExecutors(st.ctx)
+	if err != nil || len(queued) == 0 {
+		return nil, err
 	}
-	if len(*held) > 0 && (*held)[0].index == i {
-		return (*held)[0].addr, true
+	out := make(map[uint32]sdk.AccAddress, len(queued))
+	for _, addr := range queued {
+		i, member, err := st.memberIndexOf(addr)
+		if err != nil {
+			return nil, fmt.Errorf("look up held executor %s: %w", addr, err)
+		}
+		if member {
+			out[i] = addr
+		}
 	}
-	return nil, false
+	return out, nil
 }
 
-// memberAddress is the address of the group's member at index i.
+// memberAddress is the address of the group's member at index i; the
+// step knows its index from then on.
 func (st *step) memberAddress(i uint32) (sdk.AccAddress, error) {
 	m, err := st.s.reads.MemberAt(st.ctx, i)
 	if err != nil {
@@ -96,6 +102,7 @@ func (st *step) memberAddress(i uint32) (sdk.AccAddress, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoch member %d address: %w", i, err)
 	}
+	st.memberIndex[string(addr)] = memberAt{index: i, member: true}
 	return addr, nil
 }
 
@@ -110,84 +117,4 @@ func (st *step) memberIndexOf(addr sdk.AccAddress) (uint32, bool, error) {
 	}
 	st.memberIndex[string(addr)] = memberAt{index: i, member: member}
 	return i, member, nil
-}
-
-// heldAtStart is the executors whose attested ok the step can change:
-// those the breaker holds a record on when the step starts (few), and
-// those with an outcome queued (the step applies the queued outcomes
-// before the attested samples, so an executor with one queued may hold a
-// record by then, and its ok must reach it too), in index order. Most
-// blocks hold no one, and learn it from the record count without opening
-// an iterator.
-func (st *step) heldAtStart() ([]heldMember, error) {
-	if err := st.w.walk(); err != nil {
-		return nil, err
-	}
-	records := make([]sdk.AccAddress, len(st.w.found))
-	for i, f := range st.w.found {
-		records[i] = f.addr
-	}
-	queued, err := st.s.queuedExecutors(st.ctx)
-	if err != nil {
-		return nil, err
-	}
-	return st.indexed(mergeAddresses(records, queued))
-}
-
-// heldNow is the executors the breaker holds a record on now, in index
-// order: the records the step started from that it has not dropped, and
-// those it created.
-func (st *step) heldNow() ([]heldMember, error) {
-	if err := st.w.walk(); err != nil {
-		return nil, err
-	}
-	var addrs []sdk.AccAddress
-	for _, f := range st.w.found {
-		if sl, ok := st.w.slotOf[string(f.addr)]; ok && !sl.cur.stored {
-			continue
-		}
-		addrs = append(addrs, f.addr)
-	}
-	for _, sl := range st.w.slots {
-		if _, found := st.w.foundAt[string(sl.cur.addr)]; sl.cur.stored && !found {
-			addrs = append(addrs, sl.cur.addr)
-		}
-	}
-	return st.indexed(addrs)
-}
-
-// indexed is the members among addrs at their group indices, in index
-// order.
-func (st *step) indexed(addrs []sdk.AccAddress) ([]heldMember, error) {
-	out := make([]heldMember, 0, len(addrs))
-	for _, addr := range addrs {
-		i, ok, err := st.memberIndexOf(addr)
-		if err != nil {
-			return nil, fmt.Errorf("look up held executor %s: %w", addr, err)
-		}
-		if ok {
-			out = append(out, heldMember{index: i, addr: addr})
-		}
-	}
-	slices.SortFunc(out, func(a, b heldMember) int {
-		return cmp.Or(cmp.Compare(a.index, b.index), bytes.Compare(a.addr, b.addr))
-	})
-	return out, nil
-}
-
-// mergeAddresses merges two address-ordered lists without repeats, in one
-// pass whatever their sizes.
-func mergeAddresses(a, b []sdk.AccAddress) []sdk.AccAddress {
-	out := make([]sdk.AccAddress, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		switch c := bytes.Compare(a[0], b[0]); {
-		case c < 0:
-			out, a = append(out, a[0]), a[1:]
-		case c > 0:
-			out, b = append(out, b[0]), b[1:]
-		default:
-			out, a, b = append(out, a[0]), a[1:], b[1:]
-		}
-	}
-	return append(append(out, a...), b...)
 }

@@ -1,40 +1,36 @@
 package breakerstore
 
 import (
+	"slices"
 	"testing"
-
-	sdk "github.com/cosmos/cosmos-sdk/types"
 )
 
-func TestMergeAddresses(t *testing.T) {
-	a := func(bs ...byte) []sdk.AccAddress {
-		var out []sdk.AccAddress
-		for _, b := range bs {
-			out = append(out, sdk.AccAddress{b})
-		}
-		return out
+func TestBitmap(t *testing.T) {
+	var b bitmap
+	for _, i := range []uint32{3, 17, 0, 8, 17} {
+		b = b.with(i)
 	}
-	cases := []struct {
-		name       string
-		x, y, want []sdk.AccAddress
-	}{
-		{"both empty", nil, nil, a()},
-		{"records only", a(1, 3), nil, a(1, 3)},
-		{"queued only", nil, a(2), a(2)},
-		{"interleaved", a(1, 4), a(2, 3, 5), a(1, 2, 3, 4, 5)},
-		{"an executor in both appears once", a(1, 2, 3), a(2, 3, 4), a(1, 2, 3, 4)},
+	var got []uint32
+	if err := b.each(func(i uint32) error { got = append(got, i); return nil }); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := mergeAddresses(tc.x, tc.y)
-			if len(got) != len(tc.want) {
-				t.Fatalf("got %v, want %v", got, tc.want)
-			}
-			for i := range got {
-				if !got[i].Equals(tc.want[i]) {
-					t.Fatalf("got %v, want %v", got, tc.want)
-				}
-			}
-		})
+	if !slices.Equal(got, []uint32{0, 3, 8, 17}) {
+		t.Fatalf("each: %v", got)
+	}
+	if !b.has(17) || b.has(16) || b.has(1000) {
+		t.Fatal("has")
+	}
+	if c := b.minus(bitmap(nil).with(17)); len(c) != 2 || c.has(17) || !c.has(8) {
+		t.Fatalf("minus keeps no trailing zero byte: %x", []byte(c))
+	}
+	if u := bitmap(nil).with(1).union(bitmap(nil).with(20)); !u.has(1) || !u.has(20) || len(u) != 3 {
+		t.Fatalf("union: %x", []byte(u))
+	}
+	b = b.without(17)
+	if len(b) != 2 || b.without(8).without(3).without(0) != nil {
+		t.Fatalf("without is canonical: %x", []byte(b))
+	}
+	if !bitmap(nil).with(2).subsetOf(bitmap(nil).with(2).with(9)) || bitmap(nil).with(9).subsetOf(bitmap(nil).with(2)) {
+		t.Fatal("subsetOf")
 	}
 }

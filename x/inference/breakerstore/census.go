@@ -58,8 +58,10 @@ func (s Store) read(ctx context.Context) (census, error) {
 // Invariants checks that everything save derives from the records is in
 // step with them: the record count equals the records, the queued-samples
 // mark is set exactly while samples are queued, the cooldown index holds
-// exactly the EXCLUDED records at their eligible height, and the gates are
-// exactly those of the EXCLUDED and PROBE records. It walks every
+// exactly the EXCLUDED records at their eligible height, the gates are
+// exactly those of the EXCLUDED and PROBE records, and the held bits and
+// the streaks item are in step with the records (streakInvariants). It
+// walks every
 // collection: for invariant checks (tests, simulations, an operator's
 // audit), never for a block.
 func (s Store) Invariants(ctx context.Context) error {
@@ -105,7 +107,10 @@ func (s Store) Invariants(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	return sameIndex("gate", gates, c.gates, func(g gateEntry) string { return fmt.Sprintf("%s/%d", g.address, g.gate) })
+	if err := sameIndex("gate", gates, c.gates, func(g gateEntry) string { return fmt.Sprintf("%s/%d", g.address, g.gate) }); err != nil {
+		return err
+	}
+	return s.streakInvariants(ctx)
 }
 
 // sameIndex compares the entries the records imply with the stored ones

@@ -49,7 +49,11 @@ type groupReads struct {
 	index        collections.Map[sdk.AccAddress, uint32]
 	weights      collections.Map[string, uint64]
 	participants collections.Map[sdk.AccAddress, types.Participant]
+	// epoch counts the groups set (setGroup): the epoch index.
+	epoch uint64
 }
+
+func (g *groupReads) EpochIndex(context.Context) (uint64, error) { return g.epoch, nil }
 
 func (g *groupReads) MemberIndex(ctx context.Context, addr sdk.AccAddress) (uint32, bool, error) {
 	i, err := g.index.Get(ctx, addr)
@@ -144,6 +148,7 @@ func (e *stepEnv) commit(cache storetypes.CacheMultiStore) []byte {
 // participants' successes (an epoch boundary resets them).
 func (e *stepEnv) setGroup(tb testing.TB, ctx context.Context, members []envMember) {
 	tb.Helper()
+	e.g.epoch++
 	require.NoError(tb, e.g.members.Clear(ctx, nil))
 	require.NoError(tb, e.g.index.Clear(ctx, nil))
 	require.NoError(tb, e.g.weights.Clear(ctx, nil))

@@ -139,6 +139,7 @@ func (f *fixture) begin(h int64) {
 	if f.epoch.Index == 0 || h >= f.params.NextEpochHeight(f.epoch) {
 		f.epoch = types.Epoch{Index: f.epoch.Index + 1, StartHeight: h, Members: uint32(len(f.group.execs))}
 		require.NoError(f.t, f.s.Clear(f.ctx))
+		f.group.epoch = f.epoch.Index
 		for _, e := range f.group.execs {
 			e.finished, e.missed = 0, 0
 		}

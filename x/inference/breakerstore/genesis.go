@@ -31,12 +31,20 @@ func (s Store) Clear(ctx context.Context) error {
 	if err := s.gates.Clear(ctx, nil); err != nil {
 		return fmt.Errorf("clear health gates: %w", err)
 	}
+	if err := s.streaks.Remove(ctx); err != nil {
+		return fmt.Errorf("clear breaker streaks: %w", err)
+	}
+	if err := s.bits.Remove(ctx); err != nil {
+		return fmt.Errorf("clear breaker held bits: %w", err)
+	}
 	resetGauges()
 	return nil
 }
 
 // Restore stores an imported record as a change from no record, so its
-// cooldown entry, gate and count come from the same code as on chain. It is
+// cooldown entry, gate, count and held bits come from the same code as
+// on chain (the import has no streaks item: the record's fields are its
+// effective ones). It is
 // stored under the canonical spelling of its address (selection matches
 // gates by the members' addresses). Genesis validation has ruled out a
 // second record for the same executor.
@@ -72,14 +80,15 @@ func (s Store) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 	return nil
 }
 
-// ExportGenesis writes the breaker's records, queued samples and sequence
-// into gs.
+// ExportGenesis writes the breaker's records (as they read under the
+// streaks item: an import starts without one), queued samples and
+// sequence into gs.
 func (s Store) ExportGenesis(ctx context.Context, gs *types.GenesisState) error {
-	if err := s.records.Walk(ctx, nil, func(_ sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+	if err := s.walkEffective(ctx, func(_ sdk.AccAddress, h types.ExecutorHealth) error {
 		gs.ExecutorHealth = append(gs.ExecutorHealth, h)
-		return false, nil
+		return nil
 	}); err != nil {
-		return fmt.Errorf("walk breaker records: %w", err)
+		return err
 	}
 	if err := s.pending.Walk(ctx, nil, func(key collections.Pair[sdk.AccAddress, uint64], p types.PendingSample) (bool, error) {
 		executor, err := s.ac.BytesToString(key.K1())

@@ -20,7 +20,12 @@ type executor struct {
 
 // group is the epoch group as the keeper stores it, in address order: what
 // the store reads (breakerstore.Reads).
-type group struct{ execs []*executor }
+type group struct {
+	execs []*executor
+	epoch uint64
+}
+
+func (g *group) EpochIndex(context.Context) (uint64, error) { return g.epoch, nil }
 
 func (g *group) MemberIndex(_ context.Context, a sdk.AccAddress) (uint32, bool, error) {
 	for i, e := range g.execs {

@@ -16,29 +16,24 @@ import (
 // becomes; the store writes it, through save for records, so the derived
 // indexes stay in step.
 
-// EachRecord calls visit with every breaker record, in address order. It
-// writes nothing.
+// EachRecord calls visit with every breaker record, in address order, as
+// it reads under the streaks item. It writes nothing.
 func (s Store) EachRecord(ctx context.Context, visit func(types.ExecutorHealth) error) error {
-	if err := s.records.Walk(ctx, nil, func(_ sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
-		return false, visit(h)
-	}); err != nil {
-		return fmt.Errorf("walk breaker records: %w", err)
-	}
-	return nil
+	return s.walkEffective(ctx, func(_ sdk.AccAddress, h types.ExecutorHealth) error { return visit(h) })
 }
 
 // RewriteRecords asks fix about every breaker record, in address order,
-// and only then stores each record it changed (changed true): a fix that
-// fails leaves every record as it was.
+// as it reads under the streaks item, and only then stores each record it
+// changed (changed true): a fix that fails leaves every record as it was.
 func (s Store) RewriteRecords(ctx context.Context, fix func(types.ExecutorHealth) (h types.ExecutorHealth, changed bool, err error)) error {
 	var before, after []entry
-	if err := s.records.Walk(ctx, nil, func(addr sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
+	if err := s.walkEffective(ctx, func(addr sdk.AccAddress, h types.ExecutorHealth) error {
 		fixed, changed, err := fix(h)
 		if err != nil || !changed {
-			return err != nil, err
+			return err
 		}
 		before, after = append(before, entryOf(addr, h)), append(after, entryOf(addr, fixed))
-		return false, nil
+		return nil
 	}); err != nil {
 		return fmt.Errorf("rewrite breaker records: %w", err)
 	}

@@ -34,7 +34,7 @@ func statusOf(h types.ExecutorHealth, bp breaker.Params) types.HealthStatus {
 // Status is an executor's breaker state as the ExecutorHealth query shows
 // it; an executor without a record is HEALTHY with nothing on record.
 func (s Store) Status(ctx context.Context, addr sdk.AccAddress, bp breaker.Params) (types.HealthStatus, error) {
-	e, err := s.load(ctx, addr)
+	e, err := s.loadStored(ctx, addr)
 	if err != nil {
 		return types.HealthStatus{}, err
 	}

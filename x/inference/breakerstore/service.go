@@ -37,30 +37,24 @@ func (st *step) servingAt(i uint32) bool {
 
 // serviceSamples maps the block's service view to samples: a miss for
 // every executor whose rate exceeds the peers' median by more than the
-// excess, an ok for every executor the breaker holds (now: the step's
-// traffic and attested samples may have given some a record) whose rate
-// is within half of it (an ok for anyone else changes nothing).
-// Executors without a rate, or in between, get no sample.
+// excess, an ok for every executor the breaker holds (now, the held bits
+// as the step's saves left them: its traffic and attested samples may
+// have given some a record) whose rate is within half of it (an ok for
+// anyone else changes nothing). Executors without a rate, or in between,
+// get no sample. As in attestedSamples, only a miss of a member not held
+// is looked up now.
 func (st *step) serviceSamples() ([]attestedSample, error) {
-	var held []heldMember
-	heldKnown := false
 	var out []attestedSample
 	for i := range uint32(len(st.service.Rates)) {
 		has, miss := st.service.Sample(int(i))
 		if !has {
 			continue
 		}
-		if !miss && !heldKnown {
-			var err error
-			if held, err = st.heldNow(); err != nil {
-				return nil, err
-			}
-			heldKnown = true
-		}
-		addr, isHeld := nextHeld(&held, i)
+		isHeld := st.w.bits.held.has(i)
 		if !miss && !isHeld {
 			continue
 		}
+		var addr sdk.AccAddress
 		if !isHeld {
 			var err error
 			if addr, err = st.memberAddress(i); err != nil {

@@ -72,7 +72,7 @@ func (s Store) Filter(ctx context.Context, height int64, pool []types.Candidate)
 // an executor whose scoped traffic trip keeps that agent out (judge.Scope):
 // the executor serves everyone else.
 func (s Store) CheckScope(ctx context.Context, executor sdk.AccAddress, agent string) error {
-	e, err := s.load(ctx, executor)
+	e, err := s.loadStored(ctx, executor)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s Store) CheckScope(ctx context.Context, executor sdk.AccAddress, agent st
 // newer exclusion) and on a probe whose slot is taken, wrapping
 // ErrExecutorNotRoutable.
 func (s Store) CheckStart(ctx context.Context, executor sdk.AccAddress) error {
-	e, err := s.load(ctx, executor)
+	e, err := s.loadStored(ctx, executor)
 	if err != nil {
 		return err
 	}

@@ -72,15 +72,14 @@ type memberAt struct {
 // reaches are returned for the keeper to apply.
 //
 // Each record is written once, at the end, however many samples changed
-// it (stepRecords); the store it leaves is the one a write per sample
-// left (TestStepMatchesLegacy).
+// it (stepRecords), and a quiet executor's validators' sample is left out
+// of its record and carried by the streaks item instead (streaks.go); the
+// store it leaves reads as the one a write per sample left
+// (TestStepMatchesLegacy).
 func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
-	st := &step{
-		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
-		p:           judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
-		cap:         newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
-		w:           newStepRecords(s, ctx),
-		memberIndex: map[string]memberAt{},
+	st, err := newStep(s, ctx, b)
+	if err != nil {
+		return Applied{}, err
 	}
 	attested, err := st.attestedSamples(b.Attested)
 	if err != nil {
@@ -128,6 +127,19 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 		}
 	}
 	return st.out, nil
+}
+
+// newStep starts one block's step on the store as it is.
+func newStep(s Store, ctx context.Context, b Block) (*step, error) {
+	st := &step{
+		s: s, ctx: ctx, height: sdk.UnwrapSDKContext(ctx).BlockHeight(),
+		p:           judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
+		cap:         newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
+		memberIndex: map[string]memberAt{},
+	}
+	var err error
+	st.w, err = newStepRecords(s, ctx, st.height, st.memberIndexOf)
+	return st, err
 }
 
 // promoteDue promotes the EXCLUDED executors whose cooldown has passed. A
@@ -240,7 +252,7 @@ func (st *step) applyService() error {
 		return nil
 	}
 	for _, a := range samples {
-		if err := st.applyValidators(a, judge.Service); err != nil {
+		if err := st.applyValidators(a, true); err != nil {
 			return err
 		}
 		if a.miss {
@@ -257,12 +269,18 @@ func (st *step) applyService() error {
 // applyAttested applies one attested verdict. An ok for an executor the
 // breaker holds nothing on changes nothing and costs one read.
 func (st *step) applyAttested(a attestedSample) error {
-	return st.applyValidators(a, judge.Attested)
+	return st.applyValidators(a, false)
 }
 
 // applyValidators applies one sample of a kind the validators attest
-// (judge.Attested or judge.Service).
-func (st *step) applyValidators(a attestedSample, apply func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect)) error {
+// (judge.Attested or judge.Service). A quiet executor's sample is left
+// out of its record (stepRecords.skip): the judge would change nothing
+// but the field the streaks item carries, and emit nothing.
+func (st *step) applyValidators(a attestedSample, service bool) error {
+	apply, visit, err := st.visit(&a, service)
+	if err != nil || !visit {
+		return err
+	}
 	before, err := st.w.load(a.executor)
 	if err != nil {
 		return err
@@ -284,6 +302,29 @@ func (st *step) applyValidators(a attestedSample, apply func(judge.Executor, boo
 		return err
 	}
 	return st.w.save(before, after)
+}
+
+// judgeFunc is judge.Attested or judge.Service.
+type judgeFunc func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect)
+
+// visit leaves a quiet executor's sample out of its record (visit false),
+// or returns the judge of the sample's kind with the executor's address
+// looked up.
+func (st *step) visit(a *attestedSample, service bool) (apply judgeFunc, visit bool, err error) {
+	if st.w.quiet(a.index) {
+		st.w.skip(a.index, a.miss, service)
+		return nil, false, nil
+	}
+	apply = judge.Attested
+	if service {
+		apply = judge.Service
+	}
+	if a.executor == nil {
+		if a.executor, err = st.memberAddress(a.index); err != nil {
+			return nil, false, err
+		}
+	}
+	return apply, true, nil
 }
 
 // fresh is the entry of an executor without a record as a new record

@@ -22,20 +22,21 @@ import (
 //
 // Parts, for each sample a pass applies:
 //   - map: the attestation or the service view mapped to executors
-//     (today: the one walk of the records and one MemberIndex per held
-//     executor, in the attested pass; legacy: the records walked and
-//     every held executor looked up in each pass, and MemberAt and a
-//     bech32 decode for every sample);
-//   - load: the executor's entry (legacy: a store read and a decoding;
-//     today: the walk's record, or the entry the step saved), and a new
-//     record's start (its successes this epoch);
+//     (today: the held bits against the samples, a quiet executor's
+//     sample left out of its record, MemberAt and a bech32 decode for
+//     every sample visited; legacy: the records walked and every held
+//     executor looked up in each pass, and MemberAt and a bech32 decode
+//     for every sample);
+//   - load: the executor's entry (a store read and a decoding; today
+//     read through the streaks item, or the entry the step saved), and a
+//     new record's start (its successes this epoch);
 //   - judge: judge.Attested or judge.Service, with the cap's question;
 //   - events: the effects recorded (events, the cap following a
 //     transition);
 //   - indexes: the cooldown entry, the gate and the record count (today:
 //     the write-back bookkeeping too);
 //   - write: the record encoded and written (legacy: in each save; today:
-//     once per record, in flush);
+//     once per record, in flush, with the streaks item and the held bits);
 //   - other: promotions, traffic, gauges.
 const (
 	partMap = iota
@@ -83,12 +84,9 @@ func partsStepper(name string, run func(Store, sdk.Context, Block, *stepParts) (
 // todayParts is Store.Step taken apart.
 func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, error) {
 	c := clock{time.Now()}
-	st := &step{
-		s: s, ctx: ctx, height: ctx.BlockHeight(),
-		p:           judge.Params{Breaker: b.Params.BreakerParams(), Evidence: b.Params.EvidenceParams()},
-		cap:         newCapTracker(s, b.Params.HealthCbMaxExcludedWeightPct),
-		w:           newStepRecords(s, ctx),
-		memberIndex: map[string]memberAt{},
+	st, err := newStep(s, ctx, b)
+	if err != nil {
+		return Applied{}, err
 	}
 	attested, err := st.attestedSamples(b.Attested)
 	if err != nil {
@@ -108,7 +106,7 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 	}
 	c.tick(&pt.rest, partOther)
 	for _, a := range attested {
-		if err := todayApply(st, a, judge.Attested, &c, &pt.attested); err != nil {
+		if err := todayApply(st, a, false, &c, &pt.attested); err != nil {
 			return Applied{}, err
 		}
 		if a.miss {
@@ -124,7 +122,7 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 	}
 	c.tick(&pt.service, partMap)
 	for _, a := range samples {
-		if err := todayApply(st, a, judge.Service, &c, &pt.service); err != nil {
+		if err := todayApply(st, a, true, &c, &pt.service); err != nil {
 			return Applied{}, err
 		}
 		if a.miss {
@@ -148,7 +146,12 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 }
 
 // todayApply is step.applyValidators taken apart.
-func todayApply(st *step, a attestedSample, apply func(judge.Executor, bool, judge.Params, int64, judge.MayExclude) (judge.Executor, []judge.Effect), c *clock, pt *passParts) error {
+func todayApply(st *step, a attestedSample, service bool, c *clock, pt *passParts) error {
+	apply, visit, err := st.visit(&a, service)
+	c.tick(pt, partMap)
+	if err != nil || !visit {
+		return err
+	}
 	before, err := st.w.load(a.executor)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"cosmossdk.io/collections"
+	collcodec "cosmossdk.io/collections/codec"
 	"cosmossdk.io/core/address"
 
 	"github.com/cosmos/cosmos-sdk/codec"
@@ -34,6 +35,9 @@ type Reads interface {
 	MemberAt(ctx context.Context, index uint32) (types.EpochMember, error)
 	// ModelWeight is a model's total epoch weight (0 if nobody serves it).
 	ModelWeight(ctx context.Context, model string) (uint64, error)
+	// EpochIndex is the current epoch's index (0 before the first epoch): the
+	// streaks item is about this epoch's group.
+	EpochIndex(ctx context.Context) (uint64, error)
 	// EpochSuccesses is how many inferences the executor finished this
 	// epoch (0 for one that is no longer a participant): the history of an
 	// executor the breaker holds nothing on.
@@ -68,6 +72,12 @@ type Store struct {
 	// queued is present exactly while pending holds anything, so a block
 	// with nothing queued opens no iterator.
 	queued collections.Item[bool]
+	// streaks carries the attested/service miss and the service ok
+	// streaks of the quiet executors instead of their records (streaks.go:
+	// a stored record reads through it).
+	streaks collections.Item[streaks]
+	// bits are the members held and quiet, by group index (heldbits.go).
+	bits collections.Item[heldBits]
 }
 
 // NewStore declares the breaker's collections in the module's schema.
@@ -82,12 +92,35 @@ func NewStore(sb *collections.SchemaBuilder, cdc codec.BinaryCodec, ac address.C
 		pending:     collections.NewMap(sb, types.PendingSamplesPrefix, "pending_samples", collections.PairKeyCodec(sdk.AccAddressKey, collections.Uint64Key), codec.CollValue[types.PendingSample](cdc)),
 		sequence:    collections.NewSequence(sb, types.SampleSequenceKey, "sample_sequence"),
 		queued:      collections.NewItem(sb, types.SamplesQueuedKey, "samples_queued", collections.BoolValue),
+		streaks:     collections.NewItem(sb, types.StreaksKey, "breaker_streaks", collcodec.ValueCodec[streaks](streaksCodec{})),
+		bits:        collections.NewItem(sb, types.HeldBitsKey, "breaker_held_bits", collcodec.ValueCodec[heldBits](heldBitsCodec{})),
 	}
 }
 
-// load returns an executor's entry; an executor without a record is
-// HEALTHY with no recent misses.
+// load returns an executor's entry, its record as it reads under the
+// streaks item; an executor without a record is HEALTHY with no recent
+// misses.
 func (s Store) load(ctx context.Context, addr sdk.AccAddress) (entry, error) {
+	h, err := s.records.Get(ctx, addr)
+	if errors.Is(err, collections.ErrNotFound) {
+		return entry{addr: addr}, nil
+	}
+	if err != nil {
+		return entry{}, fmt.Errorf("load breaker record of %s: %w", addr, err)
+	}
+	k, _, err := s.loadStreaks(ctx)
+	if err != nil {
+		return entry{}, err
+	}
+	if err := s.effectiveOf(ctx, k, addr, &h); err != nil {
+		return entry{}, err
+	}
+	return entryOf(addr, h), nil
+}
+
+// loadStored is load without the streaks item: for readers that use
+// neither field it carries (Status).
+func (s Store) loadStored(ctx context.Context, addr sdk.AccAddress) (entry, error) {
 	h, err := s.records.Get(ctx, addr)
 	if errors.Is(err, collections.ErrNotFound) {
 		return entry{addr: addr}, nil
@@ -101,7 +134,8 @@ func (s Store) load(ctx context.Context, addr sdk.AccAddress) (entry, error) {
 // save is the one writer of records and everything derived from them: it
 // writes an entry that changed from before, keeps the cooldown index, the
 // gate and the record count in step, and deletes a record that has become
-// plain (a fresh executor needs none).
+// plain (a fresh executor needs none), and the held bits and the streaks
+// item with it (syncBits).
 func (s Store) save(ctx context.Context, before, after entry) error {
 	if !after.rec.ProbeInFlight {
 		after.probe = probeRef{}
@@ -128,7 +162,10 @@ func (s Store) save(ctx context.Context, before, after entry) error {
 		if err := s.records.Remove(ctx, after.addr); err != nil {
 			return fmt.Errorf("drop breaker record of %s: %w", after.addr, err)
 		}
-		return s.countRecords(ctx, -1)
+		if err := s.countRecords(ctx, -1); err != nil {
+			return err
+		}
+		return s.syncBits(ctx, before, after)
 	}
 	if after.rec.State == breaker.Excluded {
 		if err := s.cooldowns.Set(ctx, collections.Join(after.rec.EligibleAt(), after.addr)); err != nil {
@@ -139,9 +176,11 @@ func (s Store) save(ctx context.Context, before, after entry) error {
 		return fmt.Errorf("store breaker record of %s: %w", after.addr, err)
 	}
 	if !before.stored {
-		return s.countRecords(ctx, +1)
+		if err := s.countRecords(ctx, +1); err != nil {
+			return err
+		}
 	}
-	return nil
+	return s.syncBits(ctx, before, after)
 }
 
 // syncGate keeps the gate of address in step with a record change.
@@ -164,14 +203,8 @@ func (s Store) syncGate(ctx context.Context, address string, before, after entry
 
 // heldCount is the number of breaker records, read without an iterator.
 func (s Store) heldCount(ctx context.Context) (uint64, error) {
-	n, err := s.recordCount.Get(ctx)
-	if errors.Is(err, collections.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("load breaker record count: %w", err)
-	}
-	return n, nil
+	n, _, err := itemOrZero(ctx, s.recordCount, "record count")
+	return n, err
 }
 
 // countRecords keeps recordCount equal to the number of records after one
@@ -189,16 +222,7 @@ func (s Store) countRecords(ctx context.Context, delta int) error {
 	default:
 		n++
 	}
-	if n == 0 {
-		if err := s.recordCount.Remove(ctx); err != nil {
-			return fmt.Errorf("drop breaker record count: %w", err)
-		}
-		return nil
-	}
-	if err := s.recordCount.Set(ctx, n); err != nil {
-		return fmt.Errorf("store breaker record count: %w", err)
-	}
-	return nil
+	return setOrDrop(ctx, s.recordCount, n, n > 0, "record count")
 }
 
 // priorSuccesses is the history a new record of addr starts with: its

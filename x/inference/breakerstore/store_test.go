@@ -32,6 +32,7 @@ func (noMembers) MemberIndex(context.Context, sdk.AccAddress) (uint32, bool, err
 func (noMembers) MemberAt(_ context.Context, i uint32) (types.EpochMember, error) {
 	return types.EpochMember{}, fmt.Errorf("no member %d", i)
 }
+func (noMembers) EpochIndex(context.Context) (uint64, error)                     { return 0, nil }
 func (noMembers) ModelWeight(context.Context, string) (uint64, error)            { return 0, nil }
 func (noMembers) EpochSuccesses(context.Context, sdk.AccAddress) (uint64, error) { return 0, nil }
 

@@ -12,49 +12,54 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
-	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 // stepRecords is one step's view of the breaker records and the record
 // writes it owes the store: each record is written once, at the end of
 // the step (flush), however many samples changed it, instead of once per
-// sample. It is exactly the store the save-per-sample step saw and left:
+// sample. It is exactly the store the save-per-sample step saw and left,
+// read through the streaks item:
 //
 //   - Reads. An executor the step has saved reads back as save would have
-//     stored it (slot.cur: entry.reloaded). The records the step started
-//     from are walked and decoded at most once (found), when the step
-//     first needs the executors it holds; an executor neither saved nor
-//     found has no record. Before that walk, a load reads the store
-//     (records.Has first: a missing record costs no error).
+//     stored it (slot.cur: entry.reloaded); another reads from the store
+//     (records.Has first: a missing record costs no error) through the
+//     streaks item the step started from (streaks.apply). Either then
+//     reads the samples the step left out of it so far (overlay).
 //   - Writes. save is Store.save with two writes deferred: the record
 //     (put or dropped) and the record count. The cooldown entry and the
 //     gate are written at once, so the cap's lazy walk of the gates,
 //     promoteDue's walk of the cooldowns and reportGauges read what they
-//     read before. flush then writes each record the step wrote, in
-//     address order, with its last value, and the count once. A block's
-//     writes go to a cache store, which keeps per key only that the key
-//     was written and its last value (a set, or a delete: one of a key
-//     the store lacks changes nothing): so the keys written and their
-//     values, and the commit hash, are those of the save-per-sample step
-//     (TestStepMatchesLegacy). A cooldown entry save removes and sets
-//     again under the same key (an EXCLUDED record rewritten) is only
-//     set, for the same reason.
+//     read before. The held bits follow each save in memory. flush then
+//     writes each record the step wrote, in address order, with its last
+//     value, and the count once; then the streaks item and the held bits
+//     (streakstep.go). A block's writes go to a cache store, which keeps
+//     per key only that the key was written and its last value (a set,
+//     or a delete: one of a key the store lacks changes nothing): so the
+//     records and indexes are those of the save-per-sample step, read
+//     through the item (TestStepMatchesLegacy). A cooldown entry save
+//     removes and sets again under the same key (an EXCLUDED record
+//     rewritten) is only set, for the same reason.
 //
 // The step runs in the pre-blocker, whose store reads no gas meter
 // charges to anything a block's results carry, so reading the records
 // this way instead of one Get per sample changes nothing but the time.
 // Maps here are only looked up; order comes from slices.
 type stepRecords struct {
-	s   Store
-	ctx context.Context
+	s      Store
+	ctx    context.Context
+	height int64
+	// index is the step's MemberIndex (asked once per executor).
+	index func(sdk.AccAddress) (uint32, bool, error)
 
-	// found are the records the step started from, in address order
-	// (walked at most once; foundErr is the walk's error, returned to
-	// every caller that needs it, as each walk would have returned it).
-	walked   bool
-	found    []foundRecord
-	foundAt  map[string]int
-	foundErr error
+	// streak is the item the step started from (zero when absent);
+	// missNow and okNow the samples this step left out of the records so
+	// far (skip): the misses and service oks of quiet executors.
+	streak         streaks
+	streakFound    bool
+	missNow, okNow bitmap
+	// bits are the held bits as the step's saves left them.
+	bits        heldBits
+	bitsChanged bool
 
 	// slots are the executors the step has saved, in the order of their
 	// first save; slotOf finds one by address.
@@ -66,11 +71,6 @@ type stepRecords struct {
 	count        uint64
 	countRead    bool
 	countWritten bool
-}
-
-type foundRecord struct {
-	addr sdk.AccAddress
-	h    types.ExecutorHealth
 }
 
 // slot is an executor the step has saved: what a load returns now, and
@@ -89,8 +89,27 @@ const (
 	opDrop
 )
 
-func newStepRecords(s Store, ctx context.Context) *stepRecords {
-	return &stepRecords{s: s, ctx: ctx, slotOf: map[string]*slot{}}
+// newStepRecords reads the streaks item (of the current epoch, or none)
+// and the held bits the step starts from.
+func newStepRecords(s Store, ctx context.Context, height int64, index func(sdk.AccAddress) (uint32, bool, error)) (*stepRecords, error) {
+	r := &stepRecords{s: s, ctx: ctx, height: height, index: index, slotOf: map[string]*slot{}}
+	var err error
+	if r.streak, r.streakFound, err = s.loadStreaks(ctx); err != nil {
+		return nil, err
+	}
+	if r.streakFound {
+		epoch, err := s.reads.EpochIndex(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if r.streak.epoch != epoch {
+			return nil, fmt.Errorf("breaker streaks of epoch %d in epoch %d: the boundary did not clear them", r.streak.epoch, epoch)
+		}
+	}
+	if r.bits, err = s.loadBits(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // heldCount is the number of records as the step's saves left it.
@@ -105,47 +124,36 @@ func (r *stepRecords) heldCount() (uint64, error) {
 	return r.count, nil
 }
 
-// walk reads the records the step started from, once. The store's records
-// do not change during the step (flush writes them at its end), so the
-// walk sees them whenever it runs. A block in which the breaker holds no
-// one opens no iterator.
-func (r *stepRecords) walk() error {
-	if r.walked {
-		return r.foundErr
+// load returns an executor's entry as Store.load would read it now,
+// with the samples the step left out of the records so far.
+func (r *stepRecords) load(addr sdk.AccAddress) (entry, error) {
+	e, err := r.loadRecord(addr)
+	if err != nil || !e.stored || (r.missNow == nil && r.okNow == nil) {
+		return e, err
 	}
-	r.walked = true
-	count, err := r.s.heldCount(r.ctx)
-	if err != nil || count == 0 {
-		r.foundErr = err
-		return err
+	i, member, err := r.index(addr)
+	if err != nil || !member {
+		return e, err
 	}
-	r.foundAt = make(map[string]int, count)
-	r.found = make([]foundRecord, 0, count)
-	if len(r.slots) == 0 {
-		// Most of the records the step starts from get a sample.
-		r.slotOf = make(map[string]*slot, count)
-	}
-	if err := r.s.records.Walk(r.ctx, nil, func(addr sdk.AccAddress, h types.ExecutorHealth) (bool, error) {
-		r.foundAt[string(addr)] = len(r.found)
-		r.found = append(r.found, foundRecord{addr: addr, h: h})
-		return false, nil
-	}); err != nil {
-		r.found, r.foundAt = nil, nil
-		r.foundErr = fmt.Errorf("walk breaker records: %w", err)
-	}
-	return r.foundErr
+	return r.overlay(e, i), nil
 }
 
-// load returns an executor's entry as Store.load would read it now.
-func (r *stepRecords) load(addr sdk.AccAddress) (entry, error) {
+// overlay is e with the samples the step left out of member i's record.
+func (r *stepRecords) overlay(e entry, i uint32) entry {
+	if r.missNow.has(i) && e.ledger.AttestedMissAt != r.height {
+		e.ledger.AttestedMissAt, e.ledger.AttestedCredited = r.height, nil
+	}
+	if r.okNow.has(i) {
+		e.rec.ServiceOKAt = r.height
+	}
+	return e
+}
+
+// loadRecord is the entry as the slot or the store through the item the
+// step started from has it.
+func (r *stepRecords) loadRecord(addr sdk.AccAddress) (entry, error) {
 	if sl, ok := r.slotOf[string(addr)]; ok {
 		return sl.cur, nil
-	}
-	if r.walked && r.foundErr == nil {
-		if i, ok := r.foundAt[string(addr)]; ok {
-			return entryOf(addr, cloneRecord(r.found[i].h)), nil
-		}
-		return entry{addr: addr}, nil
 	}
 	has, err := r.s.records.Has(r.ctx, addr)
 	if err != nil {
@@ -154,16 +162,35 @@ func (r *stepRecords) load(addr sdk.AccAddress) (entry, error) {
 	if !has {
 		return entry{addr: addr}, nil
 	}
-	return r.s.load(r.ctx, addr)
+	h, err := r.s.records.Get(r.ctx, addr)
+	if err != nil {
+		return entry{}, fmt.Errorf("load breaker record of %s: %w", addr, err)
+	}
+	if !r.streak.empty() {
+		i, member, err := r.index(addr)
+		if err != nil {
+			return entry{}, fmt.Errorf("look up held executor %s: %w", addr, err)
+		}
+		if member {
+			r.streak.apply(&h, i)
+		}
+	}
+	return entryOf(addr, h), nil
 }
 
-// cloneRecord is h with slices of its own where entryOf would keep h's
-// (entryOf copies the misses), as a fresh decoding would give: an entry
-// never shares a slice with the record the walk decoded.
-func cloneRecord(h types.ExecutorHealth) types.ExecutorHealth {
-	h.AttestedCredited = slices.Clone(h.AttestedCredited)
-	h.ScopedAgents = slices.Clone(h.ScopedAgents)
-	return h
+// quiet reports whether member i is quiet now (heldBits).
+func (r *stepRecords) quiet(i uint32) bool { return r.bits.quiet.has(i) }
+
+// skip leaves a validators' sample of the quiet member i out of its
+// record: a miss moves its AttestedMissAt, a service ok its ServiceOkAt,
+// and nothing else (quiet); an attested ok changes nothing.
+func (r *stepRecords) skip(i uint32, miss, service bool) {
+	switch {
+	case miss:
+		r.missNow = r.missNow.with(i)
+	case service:
+		r.okNow = r.okNow.with(i)
+	}
 }
 
 // reloaded is what loading the record save stores for e returns:
@@ -218,6 +245,9 @@ func (r *stepRecords) save(before, after entry) error {
 	if err := r.syncGate(before, after); err != nil {
 		return err
 	}
+	if err := r.syncBits(before, after); err != nil {
+		return err
+	}
 	sl := r.slot(after.addr)
 	if after.plain() {
 		sl.op, sl.cur, sl.write = opDrop, entry{addr: after.addr}, entry{}
@@ -231,6 +261,29 @@ func (r *stepRecords) save(before, after entry) error {
 	sl.op, sl.cur, sl.write = opPut, after.reloaded(), after
 	if !before.stored {
 		return r.countRecords(+1)
+	}
+	return nil
+}
+
+// syncBits keeps the held bits in step with a save (Store.syncBits's
+// bits, in memory): a record created or dropped also loses the samples
+// the step left out of its record (they were about no record, or are
+// gone with it).
+func (r *stepRecords) syncBits(before, after entry) error {
+	storedAfter := !after.plain()
+	if before.stored == storedAfter && (before.stored && before.quiet()) == (storedAfter && after.quiet()) {
+		return nil
+	}
+	i, member, err := r.index(after.addr)
+	if err != nil {
+		return fmt.Errorf("look up held executor %s: %w", after.addr, err)
+	}
+	if !member {
+		return nil
+	}
+	r.bits, r.bitsChanged = r.bits.set(i, storedAfter, storedAfter && after.quiet()), true
+	if before.stored != storedAfter {
+		r.missNow, r.okNow = r.missNow.without(i), r.okNow.without(i)
 	}
 	return nil
 }
@@ -270,7 +323,8 @@ func (r *stepRecords) countRecords(delta int) error {
 }
 
 // flush writes the records the step wrote, in address order, each once
-// with its last value, and the record count if it changed.
+// with its last value, the streaks item and the held bits
+// (flushStreaks), and the record count if it changed.
 func (r *stepRecords) flush() error {
 	s, ctx := r.s, r.ctx
 	slices.SortFunc(r.slots, func(a, b *slot) int { return bytes.Compare(a.cur.addr, b.cur.addr) })
@@ -289,6 +343,9 @@ func (r *stepRecords) flush() error {
 				return fmt.Errorf("drop breaker record of %s: %w", sl.cur.addr, err)
 			}
 		}
+	}
+	if err := r.flushStreaks(); err != nil {
+		return err
 	}
 	if !r.countWritten {
 		return nil

@@ -126,6 +126,8 @@ func (r *reads) ModelWeight(ctx context.Context, model string) (uint64, error) {
 	return w, err
 }
 
+func (r *reads) EpochIndex(ctx context.Context) (uint64, error) { return r.k.epochIndexOrZero(ctx) }
+
 func (r *reads) EpochSuccesses(ctx context.Context, addr sdk.AccAddress) (uint64, error) {
 	p, err := r.k.Participants.Get(ctx, addr)
 	if errors.Is(err, collections.ErrNotFound) {

@@ -15,6 +15,7 @@ import (
 	v4 "github.com/inferenced/inferenced/x/inference/migrations/v4"
 	v5 "github.com/inferenced/inferenced/x/inference/migrations/v5"
 	v6 "github.com/inferenced/inferenced/x/inference/migrations/v6"
+	v7 "github.com/inferenced/inferenced/x/inference/migrations/v7"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -29,6 +30,7 @@ func (m migrator) Migrate2to3(ctx sdk.Context) error { return v3.Migrate(ctx, m.
 func (m migrator) Migrate3to4(ctx sdk.Context) error { return v4.Migrate(ctx, m.k) }
 func (m migrator) Migrate4to5(ctx sdk.Context) error { return v5.Migrate(ctx, m.k) }
 func (m migrator) Migrate5to6(ctx sdk.Context) error { return v6.Migrate(ctx, m.k) }
+func (m migrator) Migrate6to7(ctx sdk.Context) error { return v7.Migrate(ctx, m.k) }
 
 // Migrate3to4InBatches is Migrate3to4 with a batch size tests can shrink,
 // so a small store crosses batch boundaries.

@@ -2,7 +2,7 @@
 // the layout of the versions before 4 (inferences keyed by id alone) and
 // the params each step fills so that it stores params this binary
 // validates. Each step is a package of its own: v2 (1 to 2), v3 (2 to 3),
-// v4 (3 to 4), v5 (4 to 5), v6 (5 to 6); the module registers them. A migration reads and writes
+// v4 (3 to 4), v5 (4 to 5), v6 (5 to 6), v7 (6 to 7); the module registers them. A migration reads and writes
 // the keeper's collections and changes the breaker's records only through
 // breakerstore.Store's rewrite methods, which keep its indexes.
 package migrations

@@ -23,11 +23,12 @@ import (
 	v4 "github.com/inferenced/inferenced/x/inference/migrations/v4"
 	v5 "github.com/inferenced/inferenced/x/inference/migrations/v5"
 	v6 "github.com/inferenced/inferenced/x/inference/migrations/v6"
+	v7 "github.com/inferenced/inferenced/x/inference/migrations/v7"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 // ConsensusVersion is bumped on every state-breaking migration.
-const ConsensusVersion = 6
+const ConsensusVersion = 7
 
 var (
 	_ module.AppModuleBasic      = AppModule{}
@@ -82,7 +83,7 @@ func (am AppModule) RegisterServices(cfg module.Configurator) {
 	for _, m := range []struct {
 		from    uint64
 		migrate func(sdk.Context, keeper.Keeper) error
-	}{{1, v2.Migrate}, {2, v3.Migrate}, {3, v4.Migrate}, {4, v5.Migrate}, {5, v6.Migrate}} {
+	}{{1, v2.Migrate}, {2, v3.Migrate}, {3, v4.Migrate}, {4, v5.Migrate}, {5, v6.Migrate}, {6, v7.Migrate}} {
 		if err := cfg.RegisterMigration(types.ModuleName, m.from, func(ctx sdk.Context) error { return m.migrate(ctx, am.keeper) }); err != nil {
 			panic(fmt.Sprintf("register x/inference migration %d -> %d: %v", m.from, m.from+1, err)) // wiring error, at start-up only
 		}

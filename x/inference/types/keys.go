@@ -34,4 +34,14 @@ var (
 	PrunedThroughKey          = collections.NewPrefix(20)
 	LeavingParticipantsPrefix = collections.NewPrefix(21)
 	BundleV3HeightKey         = collections.NewPrefix(22)
+	// StreaksKey: the breaker's streaks item (x/inference/breakerstore,
+	// streaks.go): the epoch, the height of the last applied attested or
+	// service misses it carries and their executors (a bitmap in group
+	// order), the same for the service oks. A set bit is a member with a
+	// record; the epoch boundary drops it.
+	StreaksKey = collections.NewPrefix(23)
+	// HeldBitsKey: the breaker's held bits (breakerstore/heldbits.go): by
+	// group index, the members with a record and the quiet ones among
+	// them. Exactly the members with a record; the epoch boundary drops it.
+	HeldBitsKey = collections.NewPrefix(24)
 )
