@@ -5,7 +5,6 @@
 package proposals
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -154,12 +153,9 @@ func Decode(tx []byte) (Bundle, error) {
 	}
 	prefix, _ := prefixOf(layout)
 	body := tx[len(prefix):]
-	var hb types.HealthBundle
-	if err := hb.Unmarshal(body); err != nil {
-		return Bundle{}, fmt.Errorf("%w: %v", ErrBadBundle, err)
-	}
-	if again, err := hb.Marshal(); err != nil || !bytes.Equal(again, body) {
-		return Bundle{}, ErrNonCanonical
+	hb, err := readBundle(body)
+	if err != nil {
+		return Bundle{}, err
 	}
 	if uint64(hb.Members) > types.MaxMaxParticipants {
 		return Bundle{}, fmt.Errorf("%w: %d members", ErrBadBundle, hb.Members)
