@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/inferenced/inferenced/abci/internal/testcommit"
 	"github.com/inferenced/inferenced/abci/proposals"
 	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/monitor"
+	"github.com/inferenced/inferenced/monitor/cusum"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/service"
@@ -45,8 +48,9 @@ import (
 // every record is new, is reported apart (µs-keeper-first).
 //
 // Every validator carries liveness verdicts and service reports (honest
-// ones, at the 3.25% baseline: ExtendVote's relative, clamped lists), with
-// distinct powers. Scenarios:
+// ones: ExtendVote's relative, clamped lists of what the monitor reports
+// for executors failing 3.25% of their canaries, the simulator's honest
+// baseline), with distinct powers. Scenarios:
 //   - identical: every validator reports the same 1% of executors missed;
 //   - all-distinct: the same, and each validator one more executor unknown
 //     than the next, so no two extensions are equal (the tally's worst
@@ -98,23 +102,19 @@ func scenarioVerdicts(scenario string, n, i int) []verdict.Verdict {
 	return vs
 }
 
-// honestService is validator i's service reports: each executor's failed
-// share of 16 canaries at the honest 3.25% baseline, as ExtendVote attests
-// it (relative to its own median, under ve.ServiceFloor, clamped), and
-// Unknown for the executors it sees missed: a monitor sends no canary to
-// an executor whose health probe fails.
-func honestService(tb testing.TB, vs []verdict.Verdict, i int) []byte {
+// honestService is validator i's service reports, as ExtendVote attests
+// them (relative to its own median, under ve.ServiceFloor, clamped): for
+// each executor its monitor's report at a moment of its own, drawn from
+// what the monitor reports over time for an executor failing canaries at
+// the honest 3.25% baseline (dist, monitorReports); Unknown for the
+// executors it sees missed, since a monitor sends no canary to an
+// executor whose health probe fails.
+func honestService(tb testing.TB, dist reportDist, vs []verdict.Verdict, i int) []byte {
 	tb.Helper()
 	r := rand.New(rand.NewPCG(uint64(i), 13))
 	rates := make([]service.Report, len(vs))
 	for e := range rates {
-		misses := 0
-		for range 16 {
-			if r.IntN(10_000) < 325 {
-				misses++
-			}
-		}
-		rates[e] = service.Rate(misses, 16)
+		rates[e] = dist.draw(r)
 		if vs[e] != verdict.OK {
 			rates[e] = service.Unknown
 		}
@@ -122,6 +122,76 @@ func honestService(tb testing.TB, vs []verdict.Verdict, i int) []byte {
 	bz, err := service.Attest(rates, ve.ServiceFloor)
 	require.NoError(tb, err)
 	return bz
+}
+
+// reportDist is how long a monitor reports each rate: at[k] seconds of a
+// long run reported rate[k] (cumulative, so a uniform draw below the last
+// is a moment of that run).
+type reportDist struct {
+	rate []service.Report
+	at   []uint64
+}
+
+func (d reportDist) draw(r *rand.Rand) service.Report {
+	t := r.Uint64N(d.at[len(d.at)-1])
+	k, _ := slices.BinarySearch(d.at, t+1)
+	return d.rate[k]
+}
+
+// monitorReports runs one executor's canaries through the monitor's rule
+// with its defaults (monitor.DefaultConfig: a CUSUM between the baseline
+// and degraded rates alarming at canary-alarm, a window of the last
+// canary-window outcomes, one canary every canary-interval, every
+// canary-suspect-interval while the sum is above 0) for an executor
+// failing a canary with probability missBP/10,000, and returns for how
+// long it reports each rate. As canaryState.report does, the monitor
+// reports 0% until its CUSUM alarms and the window's failed share while
+// it is alarmed; at the defaults every window is fresh (16 canaries take
+// at most 16 minutes, canary-ttl is 40), so no report is Unknown. The
+// jitter of the gaps (within 25%) averages out over the run.
+func monitorReports(tb testing.TB, missBP int) reportDist {
+	tb.Helper()
+	cfg := monitor.DefaultConfig()
+	rule, err := cusum.New(cfg.CanaryBaselinePct*100, cfg.CanaryDegradedPct*100, cfg.CanaryAlarm)
+	require.NoError(tb, err)
+	require.Less(tb, time.Duration(cfg.CanaryWindow)*cfg.CanaryInterval, cfg.CanaryTTL, "a window would go stale")
+	r := rand.New(rand.NewPCG(325, 16))
+	window := make([]bool, cfg.CanaryWindow)
+	var state cusum.State
+	var seconds [service.MaxRate + 1]uint64
+	for k := range 2_000_000 {
+		miss := r.IntN(10_000) < missBP
+		state, window[k%len(window)] = rule.Step(state, miss), miss
+		gap := cfg.CanaryInterval
+		if state.Sum > 0 {
+			gap = cfg.CanarySuspectInterval
+		}
+		rate := service.Report(0)
+		if state.Alarmed && k+1 >= cfg.CanaryMinSamples {
+			rate = service.Rate(count(window), min(k+1, len(window)))
+		}
+		seconds[rate] += uint64(gap / time.Second)
+	}
+	var d reportDist
+	var at uint64
+	for rate, s := range seconds {
+		if s > 0 {
+			at += s
+			d.rate, d.at = append(d.rate, service.Report(rate)), append(d.at, at)
+		}
+	}
+	return d
+}
+
+// count is how many of bs are true.
+func count(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // attestationFixture is one scenario's block: the commit the validators
@@ -136,6 +206,9 @@ type attestationFixture struct {
 	n           int
 	samples     []byte
 	serviceRate []byte
+	// rated is how many executors an extension rates above 0%, on
+	// average (its service exceptions less its unknowns).
+	rated float64
 }
 
 const (
@@ -146,11 +219,16 @@ const (
 	// steady state.
 	benchWarmup     = 24
 	benchVoteHeight = int64(2 + benchWarmup)
+	// honestMissBP is the share of canaries an honest executor fails, in
+	// basis points: the simulator's honest baseline (docs/simulation.md).
+	honestMissBP = 325
 )
 
 func newAttestationFixture(b *testing.B, k keeper.Keeper, ctx sdk.Context, scenario string) attestationFixture {
 	epoch, n, err := k.VoteGroup(ctx, benchVoteHeight)
 	require.NoError(b, err)
+	dist := monitorReports(b, honestMissBP)
+	rated := 0
 	vals := make([]testcommit.Validator, benchValidators)
 	for i := range vals {
 		vals[i] = testcommit.New([]byte{byte(i), byte(i >> 8)}, 1000+int64(i)*7)
@@ -159,11 +237,17 @@ func newAttestationFixture(b *testing.B, k keeper.Keeper, ctx sdk.Context, scena
 		vs := scenarioVerdicts(scenario, n, i)
 		packed, err := verdict.Pack(vs)
 		require.NoError(b, err)
-		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed, Service: honestService(b, vs, i)}, n)
+		svc := honestService(b, dist, vs, i)
+		require.NoError(b, service.Each(svc, n, func(_ int, r service.Report) {
+			if r.Known() {
+				rated++
+			}
+		}))
+		ext, err := ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed, Service: svc}, n)
 		require.NoError(b, err)
 		return ext
 	})
-	fx := attestationFixture{commit: commit, last: proposals.CommitInfoOf(commit), epoch: epoch, n: n}
+	fx := attestationFixture{commit: commit, last: proposals.CommitInfoOf(commit), epoch: epoch, n: n, rated: float64(rated) / benchValidators}
 	lookup := testcommit.Keys(vals)
 	known := make(map[string]bool, len(vals))
 	for _, v := range commit.Votes {
@@ -276,6 +360,9 @@ func benchAttestation(b *testing.B, executors int, scenario string) {
 
 	var sigs, ours, keeperTime time.Duration
 	var parts [len(attestParts)]time.Duration
+	// The set-up's garbage (two networks, the warm-up blocks) is not a
+	// block's: collected here, it is not collected in the measured loop.
+	runtime.GC()
 	for b.Loop() {
 		start := time.Now()
 		for i, v := range fx.commit.Votes {
@@ -305,6 +392,7 @@ func benchAttestation(b *testing.B, executors int, scenario string) {
 	b.ReportMetric(float64(ours)/float64(sigs), "ratio")
 	b.ReportMetric(float64(ours+keeperTime)/float64(sigs), "ratio-with-keeper")
 	b.ReportMetric(float64(len(fx.tx)), "bundle-bytes")
+	b.ReportMetric(fx.rated, "rated/extension")
 	b.ReportMetric(float64(verifyAllocs), "allocs-verify")
 	b.ReportMetric(float64(keeperAllocs), "allocs-preblock")
 }

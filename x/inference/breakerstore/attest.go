@@ -46,49 +46,60 @@ func (st *step) attestedSamples(a Attestation) ([]attestedSample, error) {
 	if a.Members <= 0 || len(a.Samples) != verdict.PackedLen(a.Members) {
 		return nil, nil
 	}
-	queued, err := st.queuedMembers()
+	queued, queuedBits, err := st.queuedMembers()
 	if err != nil {
 		return nil, err
 	}
-	held := st.w.bits.held
+	held, interest := st.w.bits.held, st.w.bits.held
+	if queuedBits != nil {
+		interest = held.union(queuedBits)
+	}
 	var out []attestedSample
-	for i := range uint32(a.Members) {
+	// Only a miss, or an executor held or queued, can be a sample.
+	err = eachMissOrIn(a.Samples, a.Members, interest, func(i uint32) error {
 		v := verdict.At(a.Samples, int(i))
 		addr, isQueued := queued[i]
 		isHeld := held.has(i)
 		switch {
 		case v == verdict.Miss, v == verdict.OK && (isHeld || isQueued):
 		default:
-			continue
+			return nil
 		}
 		if !isHeld && !isQueued {
+			var err error
 			if addr, err = st.memberAddress(i); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		out = append(out, attestedSample{executor: addr, index: i, miss: v == verdict.Miss})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // queuedMembers are the executors with an outcome queued, by group index
-// (only looked up).
-func (st *step) queuedMembers() (map[uint32]sdk.AccAddress, error) {
+// (only looked up), and their indices as a set.
+func (st *step) queuedMembers() (map[uint32]sdk.AccAddress, bitmap, error) {
 	queued, err := st.s.queuedExecutors(st.ctx)
 	if err != nil || len(queued) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make(map[uint32]sdk.AccAddress, len(queued))
+	var indices bitmap
 	for _, addr := range queued {
 		i, member, err := st.memberIndexOf(addr)
 		if err != nil {
-			return nil, fmt.Errorf("look up held executor %s: %w", addr, err)
+			return nil, nil, fmt.Errorf("look up held executor %s: %w", addr, err)
 		}
 		if member {
 			out[i] = addr
+			indices = indices.with(i)
 		}
 	}
-	return out, nil
+	return out, indices, nil
 }
 
 // memberAddress is the address of the group's member at index i; the

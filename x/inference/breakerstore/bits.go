@@ -18,6 +18,22 @@ func (b bitmap) has(i uint32) bool {
 	return int(n) < len(b) && b[n]&(1<<(i%8)) != 0
 }
 
+// byteAt is the indices 8n..8n+7 of b as the bits of a byte (0 past its
+// end).
+func (b bitmap) byteAt(n uint32) byte {
+	if int(n) < len(b) {
+		return b[n]
+	}
+	return 0
+}
+
+// word32 is the indices 32k..32k+31 of b as the bits of a word, the
+// lowest first.
+func (b bitmap) word32(k uint32) uint32 {
+	n := 4 * k
+	return uint32(b.byteAt(n)) | uint32(b.byteAt(n+1))<<8 | uint32(b.byteAt(n+2))<<16 | uint32(b.byteAt(n+3))<<24
+}
+
 // with is b with i added (b's bytes may be reused).
 func (b bitmap) with(i uint32) bitmap {
 	n := int(i / 8)

@@ -45,23 +45,30 @@ func (st *step) servingAt(i uint32) bool {
 // is looked up now.
 func (st *step) serviceSamples() ([]attestedSample, error) {
 	var out []attestedSample
-	for i := range uint32(len(st.service.Rates)) {
+	held := st.w.bits.held
+	// A rate of 0% is an ok, which changes nothing for an executor the
+	// breaker does not hold.
+	err := eachRatedOrIn(st.service.Rates, held, func(i uint32) error {
 		has, miss := st.service.Sample(int(i))
 		if !has {
-			continue
+			return nil
 		}
-		isHeld := st.w.bits.held.has(i)
+		isHeld := held.has(i)
 		if !miss && !isHeld {
-			continue
+			return nil
 		}
 		var addr sdk.AccAddress
 		if !isHeld {
 			var err error
 			if addr, err = st.memberAddress(i); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		out = append(out, attestedSample{executor: addr, index: i, miss: miss})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
