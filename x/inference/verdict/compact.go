@@ -58,36 +58,53 @@ func Compact(packed []byte, n int) ([]byte, error) {
 // sparse form would not be shorter, a well-formed sparse form otherwise.
 // It does not allocate.
 func CheckCompact(bz []byte, n int) error {
-	if err := checkEither(bz, n); err != nil {
-		return err
+	if n >= 0 && len(bz) == PackedLen(n) {
+		return checkCanonicalPacking(bz, n)
 	}
-	// Each exception takes at least a byte: a packing with as many
-	// exceptions as bytes is canonical without measuring its sparse form.
-	if !IsSparse(bz, n) && countExceptions(bz, n) < len(bz) && sparseLen(bz, n, len(bz)) < len(bz) {
+	return checkEither(bz, n)
+}
+
+// checkCanonicalPacking is CheckCompact of a packing of n (n >= 0): valid
+// (Check, whose errors it returns), and canonical, that is not longer than
+// its sparse form. Each exception takes at least a byte: a packing with as
+// many exceptions as bytes is canonical without measuring its sparse form.
+func checkCanonicalPacking(packed []byte, n int) error {
+	exceptions, valid := countExceptions(packed, n)
+	if !valid {
+		return Check(packed, n)
+	}
+	if exceptions < len(packed) && sparseLen(packed, n, len(packed)) < len(packed) {
 		return ErrNonCanonical
 	}
 	return nil
 }
 
-// countExceptions is the number of verdicts that are not OK in a checked
-// packing of n, eight bytes at a time.
-func countExceptions(packed []byte, n int) int {
+// countExceptions is the number of verdicts that are not OK in a packing
+// of n, eight bytes at a time, and whether the packing is valid (no
+// verdict of value 3, zero padding: Check), in the same pass.
+func countExceptions(packed []byte, n int) (count int, valid bool) {
 	const low = 0x5555555555555555
-	count := 0
+	var both uint64
 	j := 0
 	for ; j+8 <= len(packed); j += 8 {
-		x := binary.LittleEndian.Uint64(packed[j:]) ^ thirtyTwoOKs // 00 where OK
+		w := binary.LittleEndian.Uint64(packed[j:])
+		both |= w & (w >> 1) & low
+		x := w ^ thirtyTwoOKs // 00 where OK
 		count += bits.OnesCount64((x | x>>1) & low)
 	}
 	for ; j < len(packed); j++ {
+		both |= uint64(packed[j] & (packed[j] >> 1) & 0x55)
 		x := packed[j] ^ fourOKs
 		count += bits.OnesCount8((x | x>>1) & 0x55)
 	}
 	// The padding (zero, so not OK) after the last verdict is no exception.
 	if rem := n % 4; rem != 0 {
+		if packed[len(packed)-1]>>(2*rem) != 0 {
+			return 0, false
+		}
 		count -= 4 - rem
 	}
-	return count
+	return count, both == 0
 }
 
 // checkEither accepts a compact list of n verdicts in either form, whether

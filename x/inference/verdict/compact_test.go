@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -147,8 +149,8 @@ func TestCompactAgreesWithTheNaiveEncoderOnRandomLists(t *testing.T) {
 				want++
 			}
 		}
-		if c := countExceptions(packed, n); c != want {
-			t.Fatalf("n=%d: %d exceptions counted, %d in the list", n, c, want)
+		if c, valid := countExceptions(packed, n); c != want || !valid {
+			t.Fatalf("n=%d: %d exceptions counted (valid %v), %d in the list", n, c, valid, want)
 		}
 		back, err := Expand(got, n)
 		if err != nil || !bytes.Equal(back, packed) {
@@ -186,6 +188,77 @@ func FuzzExpand(f *testing.F) {
 			t.Fatalf("%x (n=%d) accepted but the canonical encoding is %x", bz, n, again)
 		}
 	})
+}
+
+// legacyCheckCompact is CheckCompact before the packing's validity and
+// its exceptions were read in one pass (commit 53b7d40), verbatim but for
+// the count, done naively.
+func legacyCheckCompact(bz []byte, n int) error {
+	if err := checkEither(bz, n); err != nil {
+		return err
+	}
+	if !IsSparse(bz, n) {
+		count := 0
+		for i := range n {
+			if At(bz, i) != OK {
+				count++
+			}
+		}
+		if count < len(bz) && sparseLen(bz, n, len(bz)) < len(bz) {
+			return ErrNonCanonical
+		}
+	}
+	return nil
+}
+
+// TestCheckCompactEqualsLegacy: the same answer and the same words as the
+// two-pass check on canonical lists of either form, packings that should
+// be sparse, and their corruptions (attacks named: a verdict of value 3
+// smuggled in, padding set, a byte changed, a list cut or grown by a
+// byte, a negative group size).
+func TestCheckCompactEqualsLegacy(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 7))
+	for c := range 20000 {
+		n := r.IntN(300)
+		if c%10 == 0 {
+			n = -r.IntN(3)
+		}
+		vs := make([]Verdict, max(n, 0))
+		density := r.IntN(100)
+		for i := range vs {
+			vs[i] = OK
+			if r.IntN(100) < density {
+				vs[i] = Verdict(r.IntN(3))
+			}
+		}
+		packed, _ := Pack(vs)
+		bz := packed
+		if r.IntN(2) == 0 {
+			bz, _ = Compact(packed, len(vs))
+		}
+		bz = slices.Clone(bz)
+		attack := "none"
+		switch k := r.IntN(6); {
+		case k == 0 && len(vs) > 0:
+			attack, bz = "value 3 smuggled in", packed
+			i := r.IntN(len(vs))
+			bz[i/4] |= 3 << (2 * (i % 4))
+		case k == 1 && len(vs)%4 != 0:
+			attack, bz = "padding set", packed
+			bz[len(bz)-1] |= 0x80
+		case k == 2 && len(bz) > 0:
+			attack = "a byte changed"
+			bz[r.IntN(len(bz))] = byte(r.IntN(256))
+		case k == 3 && len(bz) > 0:
+			attack, bz = "cut by a byte", bz[:len(bz)-1]
+		case k == 4:
+			attack, bz = "grown by a byte", append(bz, byte(r.IntN(256)))
+		}
+		got, want := CheckCompact(bz, n), legacyCheckCompact(bz, n)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("case %d (%s): %x, n=%d: %v, legacy %v", c, attack, bz, n, got, want)
+		}
+	}
 }
 
 func BenchmarkCompact(b *testing.B) {
