@@ -87,7 +87,11 @@ func (app *App) lyingVotes(honest sdk.ExtendVoteHandler, logger log.Logger) (sdk
 			}
 			truth = rsp.VoteExtension
 		}
-		bz, err := lie(m, epoch, n, truth)
+		ref, err := app.InferenceKeeper.VerdictReference(ctx, req.Height, epoch, n)
+		if err != nil {
+			return honest(ctx, req)
+		}
+		bz, err := lie(m, epoch, n, ref, truth)
 		if err != nil {
 			return honest(ctx, req)
 		}
@@ -111,13 +115,15 @@ func followMode(path string, mode *atomic.Value, logger log.Logger) {
 
 // checkMode says whether mode is one lie knows.
 func checkMode(mode string) error {
-	_, err := lie(mode, 1, 1, nil)
+	_, err := lie(mode, 1, 1, nil, nil)
 	return err
 }
 
-// lie builds the extension of a lying validator for a group of n; honest
-// is its honest extension (the service modes keep its liveness verdicts).
-func lie(mode string, epoch uint64, n int, honest []byte) ([]byte, error) {
+// lie builds the extension of a lying validator for a group of n whose
+// verdicts are relative to ref (keeper.VerdictReference), so that a lie
+// says what it says whatever the chain attested before; honest is its
+// honest extension (the service modes keep its liveness verdicts).
+func lie(mode string, epoch uint64, n int, ref, honest []byte) ([]byte, error) {
 	all := func(epoch uint64, v verdict.Verdict) ([]byte, error) {
 		vs := make([]verdict.Verdict, n)
 		for i := range vs {
@@ -125,6 +131,9 @@ func lie(mode string, epoch uint64, n int, honest []byte) ([]byte, error) {
 		}
 		packed, err := verdict.Pack(vs)
 		if err != nil {
+			return nil, err
+		}
+		if packed, err = verdict.Relative(packed, ref, n); err != nil {
 			return nil, err
 		}
 		return ve.Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed}, n)
@@ -141,11 +150,11 @@ func lie(mode string, epoch uint64, n int, honest []byte) ([]byte, error) {
 	case LieWrongEpoch:
 		return all(epoch+1, verdict.OK)
 	case LieServiceMax:
-		return lieAboutService(epoch, n, honest, func(int) service.Report { return service.MaxRate })
+		return lieAboutService(epoch, n, ref, honest, func(int) service.Report { return service.MaxRate })
 	case LieServiceZero:
-		return lieAboutService(epoch, n, honest, func(int) service.Report { return 0 })
+		return lieAboutService(epoch, n, ref, honest, func(int) service.Report { return 0 })
 	case LieServiceGarbage:
-		return serviceGarbage(epoch, n, honest)
+		return serviceGarbage(epoch, n, ref, honest)
 	}
 	if rest, ok := strings.CutPrefix(mode, LieServiceTarget); ok {
 		target := 0
@@ -156,7 +165,7 @@ func lie(mode string, epoch uint64, n int, honest []byte) ([]byte, error) {
 			}
 			target = i
 		}
-		return lieAboutService(epoch, n, honest, func(i int) service.Report {
+		return lieAboutService(epoch, n, ref, honest, func(i int) service.Report {
 			if i == target {
 				return service.MaxRate
 			}
@@ -166,19 +175,24 @@ func lie(mode string, epoch uint64, n int, honest []byte) ([]byte, error) {
 	return nil, fmt.Errorf("%s=%q: modes are %s", LieEnv, mode, strings.Join(lieModes, ", "))
 }
 
-// honestVerdicts is the packed liveness verdicts of the honest extension,
-// all unknown if it abstained or does not decode.
-func honestVerdicts(n int, honest []byte) ([]byte, error) {
+// honestVerdicts is the packed liveness verdicts of the honest extension
+// (relative to ref, as it carries them), all unknown if it abstained or
+// does not decode.
+func honestVerdicts(n int, ref, honest []byte) ([]byte, error) {
 	if ext, err := ve.Decode(honest, n); err == nil && len(honest) > 0 {
 		return ext.Verdicts, nil
 	}
-	return verdict.Pack(make([]verdict.Verdict, n))
+	unknown, err := verdict.Pack(make([]verdict.Verdict, n))
+	if err != nil {
+		return nil, err
+	}
+	return verdict.Relative(unknown, ref, n)
 }
 
 // lieAboutService is the honest liveness verdicts with the service report
 // rate(i) for every member i.
-func lieAboutService(epoch uint64, n int, honest []byte, rate func(int) service.Report) ([]byte, error) {
-	packed, err := honestVerdicts(n, honest)
+func lieAboutService(epoch uint64, n int, ref, honest []byte, rate func(int) service.Report) ([]byte, error) {
+	packed, err := honestVerdicts(n, ref, honest)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +211,8 @@ func lieAboutService(epoch uint64, n int, honest []byte, rate func(int) service.
 // a service field that does not decode (a wrong marker byte): ve.Encode
 // refuses it, so the message is marshalled here; VerifyVoteExtension
 // rejects the whole extension.
-func serviceGarbage(epoch uint64, n int, honest []byte) ([]byte, error) {
-	packed, err := honestVerdicts(n, honest)
+func serviceGarbage(epoch uint64, n int, ref, honest []byte) ([]byte, error) {
+	packed, err := honestVerdicts(n, ref, honest)
 	if err != nil {
 		return nil, err
 	}

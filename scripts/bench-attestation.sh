@@ -8,6 +8,7 @@
 #
 #   scripts/bench-attestation.sh                    # 40 blocks a case
 #   BENCHTIME=10x scripts/bench-attestation.sh      # quicker, noisier
+#   BASE=8a57ec8 scripts/bench-attestation.sh       # against another commit
 set -euo pipefail
 
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
@@ -38,9 +39,12 @@ run() { # dir label
 
 git -C "$root" worktree add --quiet --detach "$tmp/base" "$base"
 cp "$root/$bench" "$tmp/base/$bench"
-# The one release-dependent call: the base's own bundle constructor.
-if grep -q LayoutV3 "$tmp/base/abci/proposals/"*.go; then
+# The release-dependent calls (the bundle's constructor, the verdicts'
+# reference): the base's own.
+if grep -q VerdictReference "$tmp/base/abci/ve/"*.go; then
 	cp "$root/abci/preblock/bench_bundle_test.go" "$tmp/base/abci/preblock/"
+elif grep -q LayoutV3 "$tmp/base/abci/proposals/"*.go; then
+	cp "$root/scripts/bench-bundle-v3.go.txt" "$tmp/base/abci/preblock/bench_bundle_test.go"
 else
 	cp "$root/scripts/bench-bundle-v2.go.txt" "$tmp/base/abci/preblock/bench_bundle_test.go"
 fi

@@ -233,9 +233,20 @@ func newAttestationFixture(b *testing.B, k keeper.Keeper, ctx sdk.Context, scena
 	for i := range vals {
 		vals[i] = testcommit.New([]byte{byte(i), byte(i >> 8)}, 1000+int64(i)*7)
 	}
+	// The steady state: the chain attested these verdicts in the blocks
+	// before, so they are what the extensions are relative to.
+	absolute := make([][]byte, len(vals))
+	votes := make([]aggregate.Vote, len(vals))
+	for i := range vals {
+		absolute[i], err = verdict.Pack(scenarioVerdicts(scenario, n, i))
+		require.NoError(b, err)
+		votes[i] = aggregate.Vote{Power: vals[i].Power, Verdicts: absolute[i]}
+	}
+	steady, err := aggregate.Packed(votes, n)
+	require.NoError(b, err)
 	commit := testcommit.Commit(b, benchChainID, benchVoteHeight, 0, vals, func(i int) []byte {
 		vs := scenarioVerdicts(scenario, n, i)
-		packed, err := verdict.Pack(vs)
+		packed, err := benchVerdicts(absolute[i], steady, n)
 		require.NoError(b, err)
 		svc := honestService(b, dist, vs, i)
 		require.NoError(b, service.Each(svc, n, func(_ int, r service.Report) {
@@ -267,7 +278,8 @@ func newAttestationFixture(b *testing.B, k keeper.Keeper, ctx sdk.Context, scena
 	// The proposer's side, once: what ProcessProposal receives.
 	signed, err := proposals.Check(commit, fx.last, benchChainID, benchVoteHeight, lookup, ve.NewChecker(ctx, k, benchVoteHeight).Check)
 	require.NoError(b, err)
-	fx.samples, fx.serviceRate = benchSamples(b, signed, n)
+	fx.samples, fx.serviceRate = benchSamples(b, signed, n, steady)
+	require.Equal(b, steady, fx.samples, "the steady state's samples")
 	bundle, err := newBenchBundle(commit, epoch, n, fx.samples, fx.serviceRate)
 	require.NoError(b, err)
 	fx.tx, err = proposals.Encode(bundle)
@@ -275,9 +287,10 @@ func newAttestationFixture(b *testing.B, k keeper.Keeper, ctx sdk.Context, scena
 	return fx
 }
 
-// benchSamples is the samples and service rates of a checked commit.
-func benchSamples(tb testing.TB, signed proposals.Signed, n int) (packed, rates []byte) {
-	packed, err := aggregate.Packed(signed.Votes, n)
+// benchSamples is the samples and service rates of a checked commit whose
+// verdicts are relative to ref.
+func benchSamples(tb testing.TB, signed proposals.Signed, n int, ref []byte) (packed, rates []byte) {
+	packed, err := benchTally(signed.Votes, n, ref)
 	require.NoError(tb, err)
 	rates, err = service.Encoded(signed.Service, uint64(signed.TotalPower), n)
 	require.NoError(tb, err)
@@ -308,7 +321,9 @@ func (fx attestationFixture) verifyBundle(b *testing.B, k keeper.Keeper, ctx sdk
 	signed, err := proposals.Check(ec, fx.last, benchChainID, benchVoteHeight, fx.trusting, checker.Check)
 	require.NoError(b, err)
 	lap(2)
-	packed, err := aggregate.Packed(signed.Votes, bundle.Members)
+	ref, err := benchReference(k, ctx, bundle.Epoch, bundle.Members)
+	require.NoError(b, err)
+	packed, err := benchTally(signed.Votes, bundle.Members, ref)
 	require.NoError(b, err)
 	lap(3)
 	rates, err := service.Encoded(signed.Service, uint64(signed.TotalPower), bundle.Members)

@@ -115,9 +115,10 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 }
 
 // samples computes the packed attested samples and the encoded service
-// rates of a checked commit for a group of n.
-func samples(signed Signed, n int) (packed, rates []byte, err error) {
-	if packed, err = aggregate.Packed(signed.Votes, n); err != nil {
+// rates of a checked commit for a group of n, its verdicts relative to ref
+// (keeper.VerdictReference).
+func samples(signed Signed, n int, ref []byte) (packed, rates []byte, err error) {
+	if packed, err = aggregate.PackedAgainst(signed.Votes, n, ref); err != nil {
 		return nil, nil, err
 	}
 	if rates, err = service.Encoded(signed.Service, uint64(signed.TotalPower), n); err != nil {
@@ -141,7 +142,11 @@ func (h Handler) build(ctx sdk.Context, layout Layout, height int64, local abci.
 	if err != nil {
 		return nil, err
 	}
-	packed, rates, err := samples(signed, n)
+	ref, err := h.groups.VerdictReference(ctx, voteHeight, epoch, n)
+	if err != nil {
+		return nil, err
+	}
+	packed, rates, err := samples(signed, n, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +264,11 @@ func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.Commi
 	}
 	telemetry.SetGauge(float32(len(signed.Votes)-abstained), ve.MetricKey("bundle_votes", "attested")...) //nolint:forbidigo // telemetry takes float32; not consensus state
 	telemetry.SetGauge(float32(abstained), ve.MetricKey("bundle_votes", "abstained")...)                  //nolint:forbidigo // telemetry takes float32; not consensus state
-	packed, rates, err := samples(signed, n)
+	ref, err := h.groups.VerdictReference(ctx, voteHeight, epoch, n)
+	if err != nil {
+		return err
+	}
+	packed, rates, err := samples(signed, n, ref)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,14 @@ import (
 type group struct {
 	epoch uint64
 	n     int
+	ref   []byte // the verdict reference: nil, none
 }
 
 func (g group) VoteGroup(context.Context, int64) (uint64, int, error) { return g.epoch, g.n, nil }
+
+func (g group) VerdictReference(context.Context, int64, uint64, int) ([]byte, error) {
+	return g.ref, nil
+}
 
 // recorder is an inner handler pair that records what it was given.
 type recorder struct {

@@ -8,9 +8,13 @@ import (
 )
 
 // GroupReader gives the epoch, and its group size, that the extensions of
-// the block at voteHeight attest about (x/inference keeper.VoteGroup).
+// the block at voteHeight attest about (x/inference keeper.VoteGroup), and
+// the packing their verdicts are relative to (keeper.VerdictReference:
+// nil, none), each the same from the state before that block and after
+// it.
 type GroupReader interface {
 	VoteGroup(ctx context.Context, voteHeight int64) (uint64, int, error)
+	VerdictReference(ctx context.Context, voteHeight int64, epoch uint64, n int) ([]byte, error)
 }
 
 // Checker is the one check of a vote extension: VerifyVoteExtension,

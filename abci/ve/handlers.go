@@ -44,9 +44,11 @@ func NewHandler(groups GroupReader, monitor Snapshotter, logger log.Logger) Hand
 
 var abstain = &abci.ResponseExtendVote{VoteExtension: []byte{}}
 
-// ExtendVote puts the monitor's current verdicts in the vote. It reads a
-// snapshot (no I/O), verifies its own output, and on any problem, a panic
-// included, abstains with an empty extension rather than fail the vote.
+// ExtendVote puts the monitor's current verdicts in the vote, relative to
+// the chain's reference for the height (keeper.VerdictReference). It reads
+// a snapshot (no I/O), verifies its own output, and on any problem, a
+// panic included, abstains with an empty extension rather than fail the
+// vote.
 func (h Handler) ExtendVote() sdk.ExtendVoteHandler {
 	return func(ctx sdk.Context, req *abci.RequestExtendVote) (resp *abci.ResponseExtendVote, err error) {
 		defer func() {
@@ -84,6 +86,15 @@ func (h Handler) extension(ctx sdk.Context, height int64) ([]byte, error) {
 	}
 	packed, err := verdict.Pack(vs)
 	if err != nil {
+		return nil, err
+	}
+	// What the chain already attests need not be sent again: the verdicts
+	// go relative to its recent samples (x/inference/verdictref).
+	ref, err := h.groups.VerdictReference(ctx, height, epoch, n)
+	if err != nil {
+		return nil, err
+	}
+	if packed, err = verdict.Relative(packed, ref, n); err != nil {
 		return nil, err
 	}
 	bz, err := Encode(types.HealthVoteExtension{EpochIndex: epoch, Verdicts: packed, Service: h.service(epoch, n)}, n)

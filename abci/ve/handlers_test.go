@@ -16,13 +16,19 @@ import (
 )
 
 type fixedGroup struct {
-	epoch uint64
-	n     int
-	err   error
+	epoch  uint64
+	n      int
+	err    error
+	ref    []byte // the verdict reference: nil, none
+	refErr error
 }
 
 func (g fixedGroup) VoteGroup(context.Context, int64) (uint64, int, error) {
 	return g.epoch, g.n, g.err
+}
+
+func (g fixedGroup) VerdictReference(context.Context, int64, uint64, int) ([]byte, error) {
+	return g.ref, g.refErr
 }
 
 type fakeMonitor struct {
@@ -106,6 +112,49 @@ func TestExtendVoteCarriesServiceReports(t *testing.T) {
 	}
 }
 
+// The verdicts go relative to the chain's reference: a validator that
+// sees what the chain attested sends no verdict at all (its epoch and
+// service reports only), and one that differs sends exactly where, which
+// the reference turns back into what its monitor saw.
+func TestExtendVoteSendsVerdictsRelativeToTheReference(t *testing.T) {
+	const ok, miss, unknown = verdict.OK, verdict.Miss, verdict.Unknown
+	attested := []verdict.Verdict{miss, ok, miss, unknown, ok, ok, miss, ok}
+	ref, err := verdict.Pack(attested)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := fixedGroup{epoch: 3, n: len(attested), ref: ref}
+	for name, seen := range map[string][]verdict.Verdict{
+		"agrees with the chain":   attested,
+		"one executor came back":  {miss, ok, ok, unknown, ok, ok, miss, ok},
+		"sees everything missed":  {miss, miss, miss, miss, miss, miss, miss, miss},
+		"sees everything unknown": {unknown, unknown, unknown, unknown, unknown, unknown, unknown, unknown},
+		"sees everything serving": {ok, ok, ok, ok, ok, ok, ok, ok},
+	} {
+		h := NewHandler(g, fakeMonitor{vs: seen}, log.NewNopLogger())
+		bz := extend(t, h)
+		ext, err := Decode(bz, len(seen))
+		if err != nil || verify(h, bz) != abci.ResponseVerifyVoteExtension_ACCEPT {
+			t.Fatalf("%s: own extension %x refused (%v)", name, bz, err)
+		}
+		abs, err := verdict.Absolute(ext.Verdicts, ref, len(seen))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := verdict.Unpack(abs, len(seen))
+		if !slices.Equal(got, seen) {
+			t.Fatalf("%s: the extension stands for %v, the monitor saw %v", name, got, seen)
+		}
+		compact, _, err := NewChecker(context.Background(), g, 1).Verdicts(bz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "agrees with the chain" && len(compact) != 0 {
+			t.Fatalf("%s: verdicts %x sent, want none", name, compact)
+		}
+	}
+}
+
 // A monitor without service reports (canaries off, another group, a
 // snapshot of the wrong size) costs the extension its service field
 // only: the liveness verdicts still go out.
@@ -134,6 +183,10 @@ func TestExtendVoteAbstainsOnAnyProblem(t *testing.T) {
 		"group unreadable":         NewHandler(fixedGroup{err: errors.New("no epoch")}, fakeMonitor{}, log.NewNopLogger()),
 		"snapshot of wrong size":   NewHandler(g, fakeMonitor{vs: []verdict.Verdict{verdict.OK}}, log.NewNopLogger()),
 		"unencodable verdict":      NewHandler(g, fakeMonitor{vs: []verdict.Verdict{verdict.OK, 3}}, log.NewNopLogger()),
+		"reference unreadable": NewHandler(fixedGroup{epoch: 3, n: 2, refErr: errors.New("store")},
+			fakeMonitor{vs: []verdict.Verdict{verdict.OK, verdict.OK}}, log.NewNopLogger()),
+		"reference not a packing of the group": NewHandler(fixedGroup{epoch: 3, n: 2, ref: []byte{0xff}},
+			fakeMonitor{vs: []verdict.Verdict{verdict.OK, verdict.OK}}, log.NewNopLogger()),
 	} {
 		if bz := extend(t, h); len(bz) != 0 {
 			t.Errorf("%s: extension %x, want an empty one", name, bz)

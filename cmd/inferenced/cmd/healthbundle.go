@@ -93,7 +93,11 @@ func healthBundleCmd() *cobra.Command {
 					return fmt.Errorf("block %d: %w", height, err)
 				}
 			}
-			view, err := describeBundle(block.Block, b, vals, members)
+			ref, err := verdictReference(cmd.Context(), node, b, height)
+			if err != nil {
+				return fmt.Errorf("block %d: %w", height, err)
+			}
+			view, err := describeBundle(block.Block, b, vals, members, ref)
 			if err != nil {
 				return fmt.Errorf("block %d: %w", height, err)
 			}
@@ -108,13 +112,50 @@ func healthBundleCmd() *cobra.Command {
 	return cmd
 }
 
+// maxReferenceWalk bounds how many blocks verdictReference reads back.
+const maxReferenceWalk = 64
+
+// verdictReference is the packing the extensions in bundle b of the block
+// at height are relative to (x/inference/verdictref), read from the chain's
+// blocks as the state keeps it: the samples of the latest block before
+// height-1 whose bundle (HEALTH3, not empty) carries samples, when they
+// are about b's epoch and group size; nil, none, for a HEALTH2 bundle or
+// when there is no such block. It reads at most maxReferenceWalk blocks.
+func verdictReference(ctx context.Context, node client.CometRPC, b proposals.Bundle, height int64) ([]byte, error) {
+	if b.Layout != proposals.LayoutV3 || b.Empty() {
+		return nil, nil
+	}
+	for h := height - 2; h >= 1; h-- {
+		if h <= height-2-maxReferenceWalk {
+			return nil, fmt.Errorf("no block with samples in the %d before %d: the verdicts' reference is unknown", maxReferenceWalk, height-1)
+		}
+		block, err := node.Block(ctx, &h)
+		if err != nil {
+			return nil, fmt.Errorf("block %d, for the verdict reference: %w", h, err)
+		}
+		prev, found, err := proposals.Find(block.Block.Txs.ToSliceOfBytes())
+		if !found || err != nil || prev.Layout != proposals.LayoutV3 {
+			return nil, nil
+		}
+		if prev.Empty() {
+			continue
+		}
+		if prev.Epoch != b.Epoch || prev.Members != b.Members {
+			return nil, nil
+		}
+		return prev.Samples, nil
+	}
+	return nil, nil
+}
+
 // describeBundle is the view of block's bundle b: its votes (vals is the
 // set that signed the block's last commit, in its order; none for the
-// empty bundle) and its samples, named by the group's members when known.
-func describeBundle(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.Validator, members []types.EpochMember) (bundleView, error) {
+// empty bundle; their verdicts read against ref, verdictReference) and its
+// samples, named by the group's members when known.
+func describeBundle(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.Validator, members []types.EpochMember, ref []byte) (bundleView, error) {
 	view := bundleView{Height: block.Height, Layout: b.Layout.String(), Epoch: b.Epoch, Bytes: len(block.Txs[0]), Members: b.Members}
 	var err error
-	view.Votes, err = bundleVotes(block, b, vals, len(members))
+	view.Votes, err = bundleVotes(block, b, vals, len(members), ref)
 	if err != nil {
 		return bundleView{}, err
 	}
@@ -137,7 +178,7 @@ func describeBundle(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.
 // carries for it: the bundle holds extensions and signatures in last-commit
 // order, and the validators come from the set that signed it (a commit
 // signature of an absent validator names no one).
-func bundleVotes(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.Validator, members int) ([]bundleVote, error) {
+func bundleVotes(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.Validator, members int, ref []byte) ([]bundleVote, error) {
 	if b.Empty() {
 		return nil, nil
 	}
@@ -172,8 +213,9 @@ func bundleVotes(block *cmttypes.Block, b proposals.Bundle, vals []*cmttypes.Val
 		default:
 			bv.Status = "attested"
 			if ext, err := ve.Decode(v.VoteExtension, b.Members); err == nil {
-				for i := 0; i < members && i < 4*len(ext.Verdicts); i++ {
-					bv.Verdicts = append(bv.Verdicts, verdict.At(ext.Verdicts, i).String())
+				vs, err := verdict.Absolute(ext.Verdicts, ref, b.Members)
+				for i := 0; err == nil && i < members && i < 4*len(vs); i++ {
+					bv.Verdicts = append(bv.Verdicts, verdict.At(vs, i).String())
 				}
 			}
 		}

@@ -60,7 +60,7 @@ func TestDescribeBundleReadsEitherLayout(t *testing.T) {
 		if !ok || err != nil {
 			t.Fatalf("%s: Find: %v %v", layout, ok, err)
 		}
-		view, err := describeBundle(block, found, vals, members)
+		view, err := describeBundle(block, found, vals, members, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", layout, err)
 		}
@@ -76,7 +76,7 @@ func TestDescribeBundleReadsEitherLayout(t *testing.T) {
 			view.Samples[1] != (bundleSample{Index: 1, Executor: "exec1", Sample: "ok"}) {
 			t.Fatalf("%s: samples %+v", layout, view.Samples)
 		}
-		if _, err := describeBundle(block, found, vals[:1], members); err == nil {
+		if _, err := describeBundle(block, found, vals[:1], members, nil); err == nil {
 			t.Fatalf("%s: a validator set that does not match the commit", layout)
 		}
 	}

@@ -42,6 +42,7 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.release()
 	// Most executors get a sample in most blocks: one allocation, no growth.
 	out := make([]Sample, 0, n)
 	for i := 0; i < n; i++ {
@@ -62,6 +63,7 @@ func Packed(votes []Vote, n int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.release()
 	out := make([]byte, verdict.PackedLen(n))
 	for i := 0; i < n; i++ {
 		out[i/4] |= byte(t.sample(i)) << (2 * (i % 4))
@@ -69,7 +71,45 @@ func Packed(votes []Vote, n int) ([]byte, error) {
 	return out, nil
 }
 
-// tallyVotes checks the votes and tallies them.
+// PackedAgainst is Packed for votes whose verdicts are relative to the
+// packing ref (verdict.Relative; nil: absolute, Packed itself): the
+// absolute samples, as a bundle carries them. The tally is the same as
+// Packed's on the relative lists; each executor's three sums are then
+// read back through its reference verdict (verdict.AbsoluteOf), so the
+// result is Packed of the absolute lists, at the cost of one pass over
+// the group (TestPackedAgainstEqualsPackedOfTheAbsoluteLists).
+func PackedAgainst(votes []Vote, n int, ref []byte) ([]byte, error) {
+	if ref == nil {
+		return Packed(votes, n)
+	}
+	if err := verdict.Check(ref, n); err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	t, err := tallyVotes(votes, n)
+	if err != nil {
+		return nil, err
+	}
+	defer t.release()
+	out := make([]byte, verdict.PackedLen(n))
+	for i := 0; i < n; i++ {
+		r := verdict.At(ref, i)
+		if i%4 == 0 && i+4 <= n && ref[i/4] == fourOKs {
+			// Four executors the reference has ok: their verdicts are as
+			// they read.
+			out[i/4] = byte(t.sample(i)) | byte(t.sample(i+1))<<2 | byte(t.sample(i+2))<<4 | byte(t.sample(i+3))<<6
+			i += 3
+			continue
+		}
+		out[i/4] |= byte(t.sampleAgainst(i, r)) << (2 * (i % 4))
+	}
+	return out, nil
+}
+
+// fourOKs is a byte of four packed oks.
+const fourOKs = byte(thirtyTwoOKs & 0xff)
+
+// tallyVotes checks the votes and tallies them; the caller releases the
+// tally it returns when done with it.
 func tallyVotes(votes []Vote, n int) (tally, error) {
 	if n < 0 {
 		return tally{}, errors.New("negative group size")
@@ -99,10 +139,12 @@ func tallyVotes(votes []Vote, n int) (tally, error) {
 			continue
 		}
 		if err := t.addSparse(v.Verdicts, n, uint64(v.Power)); err != nil {
+			t.release()
 			return tally{}, firstError(lists, n)
 		}
 	}
 	if !t.addPackings(packings, n) {
+		t.release()
 		return tally{}, firstError(lists, n)
 	}
 	return t, nil

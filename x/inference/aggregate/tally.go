@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 
+	"github.com/inferenced/inferenced/x/inference/scratch"
 	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
@@ -17,10 +18,15 @@ type tally struct {
 	total         uint64   // C: the power of every vote, abstentions included
 	listed        uint64   // the power of the votes that carry a list
 	miss, unknown []uint64 // per executor
+	release       func()   // gives the sums back (kept)
 }
 
+// kept is the sums' buffer, kept from one tally to the next (scratch).
+var kept scratch.Kept[uint64]
+
 func newTally(n int, total uint64) tally {
-	return tally{total: total, miss: make([]uint64, n), unknown: make([]uint64, n)}
+	sums, release := kept.Take(2 * n)
+	return tally{total: total, miss: sums[:n:n], unknown: sums[n:], release: release}
 }
 
 // sample is executor i's attested verdict: Miss or OK with a strict
@@ -34,6 +40,24 @@ func (t *tally) sample(i int) verdict.Verdict {
 	case 2*miss > t.total:
 		return verdict.Miss
 	case 2*ok > t.total:
+		return verdict.OK
+	}
+	return verdict.Unknown
+}
+
+// sampleAgainst is sample for lists relative to a reference whose verdict
+// at executor i is r: the power of each relative verdict belongs to the
+// absolute verdict it stands for.
+func (t *tally) sampleAgainst(i int, r verdict.Verdict) verdict.Verdict {
+	var sums [3]uint64 // by absolute verdict
+	miss, unknown := t.miss[i], t.unknown[i]
+	sums[verdict.AbsoluteOf(verdict.Miss, r)] = miss
+	sums[verdict.AbsoluteOf(verdict.Unknown, r)] = unknown
+	sums[verdict.AbsoluteOf(verdict.OK, r)] = t.listed - miss - unknown
+	switch {
+	case 2*sums[verdict.Miss] > t.total:
+		return verdict.Miss
+	case 2*sums[verdict.OK] > t.total:
 		return verdict.OK
 	}
 	return verdict.Unknown

@@ -35,49 +35,81 @@ type attestedSample struct {
 // nothing: only misses and the executors the breaker holds (the held
 // bits, as the step starts) or is about to hold (an outcome queued: the
 // step applies the queued outcomes before the attested samples, so its
-// ok must reach the record it may hold by then) are mapped. A held
+// ok must reach the record it may hold by then) are mapped. The misses of
+// held executors without a queued outcome are returned as a set
+// (heldMisses, applyAttestedSamples); the others as samples. A held
 // member's address is looked up only when the step visits it; another
 // miss's is looked up now, so a packing that names a member the group
 // lacks costs the block its attested samples before any is applied (a
 // held bit is a member: heldBits). Samples that are not a packing of
 // Members map to nothing (the decoder never lets them through; the
 // length check keeps a caller's mistake from reading past them).
-func (st *step) attestedSamples(a Attestation) ([]attestedSample, error) {
+func (st *step) attestedSamples(a Attestation) (one []attestedSample, heldMisses bitmap, err error) {
 	if a.Members <= 0 || len(a.Samples) != verdict.PackedLen(a.Members) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	queued, queuedBits, err := st.queuedMembers()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	held, interest := st.w.bits.held, st.w.bits.held
-	if queuedBits != nil {
-		interest = held.union(queuedBits)
-	}
-	var out []attestedSample
-	// Only a miss, or an executor held or queued, can be a sample.
-	err = eachMissOrIn(a.Samples, a.Members, interest, func(i uint32) error {
-		v := verdict.At(a.Samples, int(i))
+	heldMisses, err = splitAttested(a.Samples, a.Members, st.w.bits.held, queuedBits, func(i uint32, miss bool) error {
 		addr, isQueued := queued[i]
-		isHeld := held.has(i)
-		switch {
-		case v == verdict.Miss, v == verdict.OK && (isHeld || isQueued):
-		default:
-			return nil
-		}
-		if !isHeld && !isQueued {
-			var err error
+		if !isQueued && !st.w.bits.held.has(i) {
 			if addr, err = st.memberAddress(i); err != nil {
 				return err
 			}
 		}
-		out = append(out, attestedSample{executor: addr, index: i, miss: v == verdict.Miss})
+		one = append(one, attestedSample{executor: addr, index: i, miss: miss})
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return one, heldMisses, nil
+}
+
+// applyAttestedSamples applies the block's attested samples in group
+// order: each of one, and a miss for each member of heldMisses.
+func (st *step) applyAttestedSamples(one []attestedSample, heldMisses bitmap) error {
+	return st.eachAttested(one, heldMisses, st.applyAttested)
+}
+
+// eachAttested counts and applies, with apply, the samples one and a miss
+// for each member of heldMisses, merged in group order; a quiet member's
+// miss is only carried by the streaks item (skip, as visit would), the
+// common case in a long outage: a bit, not a visit.
+func (st *step) eachAttested(one []attestedSample, heldMisses bitmap, apply func(attestedSample) error) error {
+	counted := func(a attestedSample) error {
+		if a.miss {
+			st.out.AttestedMisses++
+		} else {
+			st.out.AttestedOKs++
+		}
+		return apply(a)
+	}
+	err := heldMisses.each(func(i uint32) error {
+		for len(one) > 0 && one[0].index < i {
+			if err := counted(one[0]); err != nil {
+				return err
+			}
+			one = one[1:]
+		}
+		if st.w.quiet(i) {
+			st.out.AttestedMisses++
+			st.w.skip(i, true, false)
+			return nil
+		}
+		return counted(attestedSample{index: i, miss: true})
+	})
+	if err != nil {
+		return err
+	}
+	for _, a := range one {
+		if err := counted(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // queuedMembers are the executors with an outcome queued, by group index

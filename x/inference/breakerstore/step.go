@@ -81,14 +81,14 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 	if err != nil {
 		return Applied{}, err
 	}
-	attested, err := st.attestedSamples(b.Attested)
+	attested, heldMisses, err := st.attestedSamples(b.Attested)
 	if err != nil {
 		// A fault reading the group costs the block its attested samples,
 		// never the chain its liveness: the step still runs without them,
 		// as the pre-blocker has always done.
 		sdk.UnwrapSDKContext(ctx).Logger().Error("attested samples do not map to the epoch group; none applied",
 			"module", types.ModuleName, "err", err)
-		attested = nil
+		attested, heldMisses = nil, nil
 	}
 	view, err := viewService(b.Attested, b.Params.HealthCbServiceExcessPct)
 	if err != nil {
@@ -105,15 +105,8 @@ func (s Store) Step(ctx context.Context, b Block) (Applied, error) {
 	if err := st.applyTraffic(); err != nil {
 		return Applied{}, err
 	}
-	for _, a := range attested {
-		if err := st.applyAttested(a); err != nil {
-			return Applied{}, err
-		}
-		if a.miss {
-			st.out.AttestedMisses++
-		} else {
-			st.out.AttestedOKs++
-		}
+	if err := st.applyAttestedSamples(attested, heldMisses); err != nil {
+		return Applied{}, err
 	}
 	if err := st.applyService(); err != nil {
 		return Applied{}, err

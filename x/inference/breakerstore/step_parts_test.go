@@ -88,9 +88,9 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 	if err != nil {
 		return Applied{}, err
 	}
-	attested, err := st.attestedSamples(b.Attested)
+	attested, heldMisses, err := st.attestedSamples(b.Attested)
 	if err != nil {
-		attested = nil
+		attested, heldMisses = nil, nil
 	}
 	c.tick(&pt.attested, partMap)
 	view, err := viewService(b.Attested, b.Params.HealthCbServiceExcessPct)
@@ -105,15 +105,10 @@ func todayParts(s Store, ctx sdk.Context, b Block, pt *stepParts) (Applied, erro
 		return Applied{}, err
 	}
 	c.tick(&pt.rest, partOther)
-	for _, a := range attested {
-		if err := todayApply(st, a, false, &c, &pt.attested); err != nil {
-			return Applied{}, err
-		}
-		if a.miss {
-			st.out.AttestedMisses++
-		} else {
-			st.out.AttestedOKs++
-		}
+	if err := st.eachAttested(attested, heldMisses, func(a attestedSample) error {
+		return todayApply(st, a, false, &c, &pt.attested)
+	}); err != nil {
+		return Applied{}, err
 	}
 	c.tick(&pt.attested, partOther)
 	samples, err := st.serviceSamples()

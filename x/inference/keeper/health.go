@@ -33,6 +33,9 @@ import (
 // current group's (which ProcessProposal rules out) are logged and
 // dropped; the step still runs.
 func (k Keeper) ApplyHealth(ctx context.Context, epoch uint64, members int, samples, service []byte) (oks, misses int, err error) {
+	if err := k.recordSamples(ctx, epoch, members, samples); err != nil {
+		return 0, 0, err
+	}
 	att, err := k.attestation(ctx, epoch, members, samples, service)
 	if err != nil {
 		return 0, 0, err

@@ -22,6 +22,7 @@ import (
 	"github.com/inferenced/inferenced/x/inference/escrow"
 	"github.com/inferenced/inferenced/x/inference/inferences"
 	"github.com/inferenced/inferenced/x/inference/types"
+	"github.com/inferenced/inferenced/x/inference/verdictref"
 )
 
 // Keeper is the x/inference keeper.
@@ -72,6 +73,11 @@ type Keeper struct {
 	// to 6 migration (the upgrade block's height + 1), never changed after;
 	// absent only in a store from before version 6.
 	BundleV3Height collections.Item[int64]
+	// verdictRef is the reference vote extensions' verdicts are relative
+	// to (verdictref.Reference): written only by ApplyHealth, from
+	// bundle_v3_height on, when a block's samples differ from the current
+	// ones; absent before (every verdict then reads as it is).
+	verdictRef collections.Item[verdictref.Reference]
 }
 
 // NewKeeper builds the keeper. authority is the only address allowed to
@@ -103,6 +109,7 @@ func NewKeeper(cdc codec.BinaryCodec, storeService corestore.KVStoreService, add
 		LeavingParticipants: collections.NewKeySet(sb, types.LeavingParticipantsPrefix, "leaving_participants",
 			collections.PairKeyCodec(collections.Uint64Key, sdk.AccAddressKey)),
 		BundleV3Height: collections.NewItem(sb, types.BundleV3HeightKey, "bundle_v3_height", collections.Int64Value),
+		verdictRef:     collections.NewItem(sb, types.VerdictReferenceKey, "verdict_reference", verdictref.Codec{}),
 	}
 	r := &reads{k: k}
 	k.breaker = breakerstore.NewStore(sb, cdc, addressCodec, r)

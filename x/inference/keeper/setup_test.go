@@ -93,6 +93,8 @@ type fixture struct {
 	// attested are applied by the next begin, as the block's health
 	// bundle would carry them.
 	attested []testkit.Attested
+	// samples is what the last step was given: the packing of attested.
+	samples []byte
 	// applied is how many attested oks and misses the last step applied.
 	applied [2]int
 	// canariesServing: every block's bundle attests every member serving
@@ -221,6 +223,7 @@ func (f *fixture) applyHealth() {
 		rates, err = service.Encode(make([]service.Report, epoch.Members)) // every member at 0%
 		require.NoError(f.t, err)
 	}
+	f.samples = packed
 	oks, misses, err := f.k.ApplyHealth(f.ctx, epoch.Index, int(epoch.Members), packed, rates)
 	require.NoError(f.t, err)
 	f.applied = [2]int{oks, misses}

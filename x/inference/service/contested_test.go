@@ -13,6 +13,7 @@ func contestedCount(t *testing.T, votes []Vote, total uint64, n int) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tl.release()
 	count := 0
 	for i := range n {
 		if _, settled := tl.settled(i); !settled {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/inferenced/inferenced/x/inference/scratch"
 )
 
 // Vote is one validator's valid extension: its power as recorded in the
@@ -38,6 +40,7 @@ func Median(votes []Vote, total uint64, n int) ([]Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.release()
 	return t.rates(votes)
 }
 
@@ -103,6 +106,7 @@ func Encoded(votes []Vote, total uint64, n int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.release()
 	if bz, ok := t.encodeSettled(); ok {
 		return bz, nil
 	}
@@ -154,8 +158,12 @@ type tally struct {
 	reporting uint64 // the power of the votes that carry a list
 	// per executor: [0] the power of those lists that rate it above 0%,
 	// [1] of those that say Unknown (scan's order)
-	sums [][2]uint64
+	sums    [][2]uint64
+	release func() // gives the sums back (kept)
 }
+
+// kept is the sums' buffer, kept from one tally to the next (scratch).
+var kept scratch.Kept[[2]uint64]
 
 func (t *tally) ratedSum(i int) uint64 { return t.sums[i][0] }
 func (t *tally) unknown(i int) uint64  { return t.sums[i][1] }
@@ -167,14 +175,17 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 	if total > math.MaxUint64/3 {
 		return tally{}, errors.New("total power overflows")
 	}
-	t := tally{total: total, sums: make([][2]uint64, n)}
+	sums, release := kept.Take(n)
+	t := tally{total: total, sums: sums, release: release}
 	var sum uint64
 	for v, vote := range votes {
 		if vote.Power < 0 {
+			t.release()
 			return tally{}, fmt.Errorf("vote %d: negative power %d", v, vote.Power)
 		}
 		p := uint64(vote.Power)
 		if sum += p; sum > total {
+			t.release()
 			return tally{}, fmt.Errorf("vote %d: the votes hold more than the commit's power %d", v, total)
 		}
 		if len(vote.Reports) == 0 {
@@ -189,6 +200,7 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 			continue
 		}
 		if unknowns, _, ok := scan(vote.Reports, n, sink{sums: t.sums, p: p}); !ok || unknowns == n {
+			t.release()
 			return tally{}, fmt.Errorf("vote %d: %w", v, Check(vote.Reports, n))
 		}
 	}
@@ -350,6 +362,7 @@ func Suspected(votes []Vote, total uint64, n, maxRated int) ([]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.release()
 	out := make([]bool, n)
 	for i := range out {
 		out[i] = 3*t.ratedSum(i) > t.total

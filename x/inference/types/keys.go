@@ -44,4 +44,10 @@ var (
 	// group index, the members with a record and the quiet ones among
 	// them. Exactly the members with a record; the epoch boundary drops it.
 	HeldBitsKey = collections.NewPrefix(24)
+	// VerdictReferenceKey: the two latest distinct attested samples, each
+	// with the height of the block that carried them
+	// (x/inference/verdictref): what vote extensions' verdicts are
+	// relative to. Written only from bundle_v3_height on, and only when a
+	// block carries samples that differ from the current ones.
+	VerdictReferenceKey = collections.NewPrefix(25)
 )
