@@ -97,6 +97,21 @@ func TestUpgradeV3CrossesTheBundleSwitch(t *testing.T) {
 	if err != nil || samples[dark.Addr] != "miss" {
 		t.Fatalf("block %d (HEALTH2) attests %q for the dark exec3 (%v), want miss", upgradeAt, samples[dark.Addr], err)
 	}
+	// Verdicts relative to the chain's reference from H+2's extensions
+	// (the bundle of H+3): validators that see exec3 dark, as the chain
+	// attested, send no verdict. Before the switch they sent its miss.
+	if silent, attested := n.SilentVotes(upgradeAt); attested == 0 || silent > 0 {
+		t.Errorf("block %d: %d of %d votes all ok while exec3 is dark: verdicts relative before the switch", upgradeAt, silent, attested)
+	}
+	silentAfter := 0
+	for h := upgradeAt + 3; h <= upgradeAt+10; h++ {
+		silent, attested := n.SilentVotes(h)
+		t.Logf("  %5d  %d of %d votes send no verdict (relative to the reference)", h, silent, attested)
+		silentAfter += silent
+	}
+	if silentAfter == 0 {
+		t.Errorf("no vote in blocks %d-%d sent its verdicts relative to the chain's reference", upgradeAt+3, upgradeAt+10)
+	}
 
 	// The late node: cosmovisor runs the previous release up to H (block
 	// sync: no ProcessProposal, H's bundle decoded by this release's

@@ -2,9 +2,12 @@ package localnet
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/inferenced/inferenced/abci/proposals"
+	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/x/inference/verdict"
 )
 
 // bundleJSON is the output of `inferenced q health-bundle`.
@@ -141,4 +144,40 @@ func (n *Net) Samples(h int64) (map[string]string, error) {
 		out[s.Executor] = s.Sample
 	}
 	return out, nil
+}
+
+// SilentVotes is, for block h's health bundle (node 0), how many attested
+// votes carry verdicts that are all ok as sent, and how many attested
+// votes there are. Sent relative to the chain's reference
+// (x/inference/verdictref), a validator that sees what the chain attested
+// sends all ok; sent as they are (before the v3 switch), only a validator
+// that sees every executor serving does.
+func (n *Net) SilentVotes(h int64) (silent, attested int) {
+	n.t.Helper()
+	b, found, err := proposals.Find(n.BlockTxs(h))
+	if !found || err != nil {
+		n.t.Fatalf("block %d: no health bundle (found %v, %v)", h, found, err)
+	}
+	votes, err := b.Votes()
+	if err != nil {
+		n.t.Fatalf("block %d: bundle votes: %v", h, err)
+	}
+	for _, vote := range votes {
+		if len(vote.Signature) == 0 || len(vote.Extension) == 0 {
+			continue
+		}
+		ext, err := ve.Decode(vote.Extension, b.Members)
+		if err != nil {
+			n.t.Fatalf("block %d: an extension does not decode: %v", h, err)
+		}
+		vs, err := verdict.Unpack(ext.Verdicts, b.Members)
+		if err != nil {
+			n.t.Fatalf("block %d: verdicts do not unpack: %v", h, err)
+		}
+		attested++
+		if !slices.ContainsFunc(vs, func(v verdict.Verdict) bool { return v != verdict.OK }) {
+			silent++
+		}
+	}
+	return silent, attested
 }

@@ -78,3 +78,48 @@ func randomRef(rng *rand.Rand, n int) []byte {
 	p, _ := verdict.Pack(vs)
 	return p
 }
+
+// FuzzPackedAgainst: for any reference and three lists cut from the same
+// bytes, tallying the lists made relative to the reference gives the
+// samples of tallying them as they are, and the same refusals.
+func FuzzPackedAgainst(f *testing.F) {
+	f.Add([]byte{0x5a, 0x66, 0x19, 0x55, 0x41, 0x12}, []byte{0x59, 0x52}, int64(3), int64(5), int64(1), 6, uint16(2), uint16(4))
+	f.Add(bytesOf(0x55, 30), bytesOf(0x55, 10), int64(1), int64(1), int64(1), 40, uint16(10), uint16(20))
+	f.Fuzz(func(t *testing.T, raw, ref []byte, p1, p2, p3 int64, n int, cut1, cut2 uint16) {
+		if n < 0 || n > 200 || verdict.Check(ref, n) != nil {
+			return
+		}
+		a, b := min(int(cut1), len(raw)), min(int(cut2), len(raw))
+		if a > b {
+			a, b = b, a
+		}
+		var absolute, relative []Vote
+		converted := true
+		for i, part := range [][]byte{raw[:a], raw[a:b], raw[b:]} {
+			v := Vote{Power: []int64{p1, p2, p3}[i], Verdicts: part}
+			absolute = append(absolute, v)
+			// Either compact form: expanded, made relative; a list that is
+			// neither stays as it is, and both tallies refuse it.
+			packed := part
+			if verdict.IsSparse(part, n) {
+				if x, err := verdict.Expand(part, n); err == nil {
+					packed = x
+				}
+			}
+			if rel, err := verdict.Relative(packed, ref, n); err == nil {
+				v.Verdicts = rel
+			} else {
+				converted = false
+			}
+			relative = append(relative, v)
+		}
+		want, wantErr := Packed(absolute, n)
+		if wantErr == nil && !converted {
+			return // a list the tally reads but is not canonical: no relative form to compare
+		}
+		got, err := PackedAgainst(relative, n, ref)
+		if (err == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("n=%d ref %x: %x (%v), absolute %x (%v)", n, ref, got, err, want, wantErr)
+		}
+	})
+}

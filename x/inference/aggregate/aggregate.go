@@ -58,18 +58,7 @@ func Aggregate(votes []Vote, n int) ([]Sample, error) {
 
 // Packed is Pack(Aggregate(votes, n), n) without the list in between: the
 // samples as a bundle carries them, for the proposal handlers.
-func Packed(votes []Vote, n int) ([]byte, error) {
-	t, err := tallyVotes(votes, n)
-	if err != nil {
-		return nil, err
-	}
-	defer t.release()
-	out := make([]byte, verdict.PackedLen(n))
-	for i := 0; i < n; i++ {
-		out[i/4] |= byte(t.sample(i)) << (2 * (i % 4))
-	}
-	return out, nil
-}
+func Packed(votes []Vote, n int) ([]byte, error) { return PackedAgainst(votes, n, nil) }
 
 // PackedAgainst is Packed for votes whose verdicts are relative to the
 // packing ref (verdict.Relative; nil: absolute, Packed itself): the
@@ -79,11 +68,10 @@ func Packed(votes []Vote, n int) ([]byte, error) {
 // result is Packed of the absolute lists, at the cost of one pass over
 // the group (TestPackedAgainstEqualsPackedOfTheAbsoluteLists).
 func PackedAgainst(votes []Vote, n int, ref []byte) ([]byte, error) {
-	if ref == nil {
-		return Packed(votes, n)
-	}
-	if err := verdict.Check(ref, n); err != nil {
-		return nil, fmt.Errorf("reference: %w", err)
+	if ref != nil {
+		if err := verdict.Check(ref, n); err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
 	}
 	t, err := tallyVotes(votes, n)
 	if err != nil {
@@ -92,13 +80,16 @@ func PackedAgainst(votes []Vote, n int, ref []byte) ([]byte, error) {
 	defer t.release()
 	out := make([]byte, verdict.PackedLen(n))
 	for i := 0; i < n; i++ {
-		r := verdict.At(ref, i)
-		if i%4 == 0 && i+4 <= n && ref[i/4] == fourOKs {
-			// Four executors the reference has ok: their verdicts are as
-			// they read.
+		if i%4 == 0 && i+4 <= n && (ref == nil || ref[i/4] == fourOKs) {
+			// Four executors the reference has ok (or no reference):
+			// their verdicts are as they read.
 			out[i/4] = byte(t.sample(i)) | byte(t.sample(i+1))<<2 | byte(t.sample(i+2))<<4 | byte(t.sample(i+3))<<6
 			i += 3
 			continue
+		}
+		r := verdict.OK
+		if ref != nil {
+			r = verdict.At(ref, i)
 		}
 		out[i/4] |= byte(t.sampleAgainst(i, r)) << (2 * (i % 4))
 	}

@@ -35,7 +35,11 @@ func newTally(n int, total uint64) tally {
 // MaxUint64/2 keeps the doubled sums exact.
 func (t *tally) sample(i int) verdict.Verdict {
 	miss := t.miss[i]
-	ok := t.listed - miss - t.unknown[i]
+	return t.decide(miss, t.listed-miss-t.unknown[i])
+}
+
+// decide is the verdict of an executor with miss and ok power behind it.
+func (t *tally) decide(miss, ok uint64) verdict.Verdict {
 	switch {
 	case 2*miss > t.total:
 		return verdict.Miss
@@ -47,20 +51,20 @@ func (t *tally) sample(i int) verdict.Verdict {
 
 // sampleAgainst is sample for lists relative to a reference whose verdict
 // at executor i is r: the power of each relative verdict belongs to the
-// absolute verdict it stands for.
+// absolute verdict it stands for (verdict.AbsoluteOf, written out:
+// against a miss, a relative ok is a miss and a relative unknown an ok;
+// against an unknown, a relative unknown is a miss and a relative miss an
+// ok).
 func (t *tally) sampleAgainst(i int, r verdict.Verdict) verdict.Verdict {
-	var sums [3]uint64 // by absolute verdict
 	miss, unknown := t.miss[i], t.unknown[i]
-	sums[verdict.AbsoluteOf(verdict.Miss, r)] = miss
-	sums[verdict.AbsoluteOf(verdict.Unknown, r)] = unknown
-	sums[verdict.AbsoluteOf(verdict.OK, r)] = t.listed - miss - unknown
-	switch {
-	case 2*sums[verdict.Miss] > t.total:
-		return verdict.Miss
-	case 2*sums[verdict.OK] > t.total:
-		return verdict.OK
+	ok := t.listed - miss - unknown
+	switch r {
+	case verdict.Miss:
+		miss, ok = ok, unknown
+	case verdict.Unknown:
+		miss, ok = unknown, miss
 	}
-	return verdict.Unknown
+	return t.decide(miss, ok)
 }
 
 // addSparse tallies one sparse list of the group with power p, or fails

@@ -127,14 +127,7 @@ func TestCompactAgreesWithTheNaiveEncoderOnRandomLists(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 3000 {
 		n := r.IntN(300)
-		vs := make([]Verdict, n)
-		density := r.IntN(100)
-		for i := range vs {
-			vs[i] = OK
-			if r.IntN(100) < density {
-				vs[i] = Verdict(r.IntN(3))
-			}
-		}
+		vs := randomList(r, n)
 		packed, _ := Pack(vs)
 		got, err := Compact(packed, n)
 		if err != nil || !bytes.Equal(got, naiveCompact(vs)) {
@@ -190,6 +183,20 @@ func FuzzExpand(f *testing.F) {
 	})
 }
 
+// randomList is n verdicts, each an exception (any value) with a
+// probability drawn for the list.
+func randomList(r *rand.Rand, n int) []Verdict {
+	vs := make([]Verdict, n)
+	density := r.IntN(100)
+	for i := range vs {
+		vs[i] = OK
+		if r.IntN(100) < density {
+			vs[i] = Verdict(r.IntN(3))
+		}
+	}
+	return vs
+}
+
 // legacyCheckCompact is CheckCompact before the packing's validity and
 // its exceptions were read in one pass (commit 53b7d40), verbatim but for
 // the count, done naively.
@@ -223,14 +230,7 @@ func TestCheckCompactEqualsLegacy(t *testing.T) {
 		if c%10 == 0 {
 			n = -r.IntN(3)
 		}
-		vs := make([]Verdict, max(n, 0))
-		density := r.IntN(100)
-		for i := range vs {
-			vs[i] = OK
-			if r.IntN(100) < density {
-				vs[i] = Verdict(r.IntN(3))
-			}
-		}
+		vs := randomList(r, max(n, 0))
 		packed, _ := Pack(vs)
 		bz := packed
 		if r.IntN(2) == 0 {
