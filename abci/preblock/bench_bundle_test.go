@@ -22,7 +22,9 @@ func newBenchBundle(commit abci.ExtendedCommitInfo, epoch uint64, n int, samples
 
 // benchVerdicts is a validator's packed verdicts as this release's
 // ExtendVote sends them: relative to the chain's reference.
-func benchVerdicts(packed, ref []byte, n int) ([]byte, error) { return verdict.Relative(packed, ref, n) }
+func benchVerdicts(packed, ref []byte, n int) ([]byte, error) {
+	return verdict.Relative(packed, ref, n)
+}
 
 // benchReference is the reference the proposal handlers read from state
 // for the block's extensions.
