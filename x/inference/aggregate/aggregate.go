@@ -8,6 +8,8 @@ package aggregate
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -164,20 +166,34 @@ func firstError(lists []Vote, n int) error {
 // bytes; two forms of one list (possible only in direct callers' input)
 // are merely tallied apart.
 func distinct(votes []Vote) []Vote {
-	sorted := make([]Vote, 0, len(votes))
+	// Sorted by a key of each list's first eight bytes (zero-padded, big
+	// endian: the same order as the bytes), so most comparisons are of
+	// two integers; equal keys fall back to the bytes.
+	type keyed struct {
+		key uint64
+		v   Vote
+	}
+	sorted := make([]keyed, 0, len(votes))
 	for _, v := range votes {
 		if !v.Abstain {
-			sorted = append(sorted, v)
+			var head [8]byte
+			copy(head[:], v.Verdicts)
+			sorted = append(sorted, keyed{binary.BigEndian.Uint64(head[:]), v})
 		}
 	}
-	slices.SortFunc(sorted, func(a, b Vote) int { return bytes.Compare(a.Verdicts, b.Verdicts) })
-	out := sorted[:0]
-	for _, v := range sorted {
-		if last := len(out) - 1; last >= 0 && bytes.Equal(out[last].Verdicts, v.Verdicts) {
-			out[last].Power += v.Power
+	slices.SortFunc(sorted, func(a, b keyed) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.v.Verdicts, b.v.Verdicts)
+	})
+	out := make([]Vote, 0, len(sorted))
+	for _, k := range sorted {
+		if last := len(out) - 1; last >= 0 && bytes.Equal(out[last].Verdicts, k.v.Verdicts) {
+			out[last].Power += k.v.Power
 			continue
 		}
-		out = append(out, v)
+		out = append(out, k.v)
 	}
 	return out
 }

@@ -41,7 +41,19 @@ func Median(votes []Vote, total uint64, n int) ([]Report, error) {
 		return nil, err
 	}
 	defer t.release()
+	if t.sums == nil {
+		return allUnknown(n), nil
+	}
 	return t.rates(votes)
+}
+
+// allUnknown is n Unknown reports: the median of votes without a list.
+func allUnknown(n int) []Report {
+	out := make([]Report, n)
+	for i := range out {
+		out[i] = Unknown
+	}
+	return out
 }
 
 // rates is the median of the tallied votes.
@@ -107,6 +119,9 @@ func Encoded(votes []Vote, total uint64, n int) ([]byte, error) {
 		return nil, err
 	}
 	defer t.release()
+	if t.sums == nil {
+		return nil, nil // Encode of every report Unknown
+	}
 	if bz, ok := t.encodeSettled(); ok {
 		return bz, nil
 	}
@@ -175,8 +190,10 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 	if total > math.MaxUint64/3 {
 		return tally{}, errors.New("total power overflows")
 	}
-	sums, release := kept.Take(n)
-	t := tally{total: total, sums: sums, release: release}
+	// The sums are taken at the first list: a commit whose validators all
+	// abstain on service (each sees more executors unknown than a list
+	// carries, as when a third of the group is dark) tallies nothing.
+	t := tally{total: total, release: func() {}}
 	var sum uint64
 	for v, vote := range votes {
 		if vote.Power < 0 {
@@ -195,6 +212,9 @@ func tallyVotes(votes []Vote, total uint64, n int) (tally, error) {
 		// refuses what scan refuses, and a list of only unknowns); a bad
 		// one fails the whole tally, with Check's error.
 		t.reporting += p
+		if t.sums == nil {
+			t.sums, t.release = kept.Take(n)
+		}
 		if vote.Checked.Decodes(vote.Reports, n) {
 			t.addChecked(vote.Checked, p)
 			continue
@@ -364,7 +384,7 @@ func Suspected(votes []Vote, total uint64, n, maxRated int) ([]bool, error) {
 	}
 	defer t.release()
 	out := make([]bool, n)
-	for i := range out {
+	for i := 0; t.sums != nil && i < n; i++ {
 		out[i] = 3*t.ratedSum(i) > t.total
 	}
 	return out, nil
