@@ -6,14 +6,14 @@
 # checkout, and the two are printed side by side. Each run measures its own
 # signature checks, so every ratio is taken within one run.
 #
-#   scripts/bench-attestation.sh                    # 40 blocks a case
+#   scripts/bench-attestation.sh                    # 100 blocks a case
 #   BENCHTIME=10x scripts/bench-attestation.sh      # quicker, noisier
 #   BASE=8a57ec8 scripts/bench-attestation.sh       # against another commit
 set -euo pipefail
 
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 base=${BASE:-2d859e8}
-benchtime=${BENCHTIME:-40x}
+benchtime=${BENCHTIME:-100x}
 bench=abci/preblock/attest_bench_test.go
 tmp=$(mktemp -d)
 cleanup() {
