@@ -37,10 +37,30 @@ func (app *App) ExportAppStateAndValidators(
 	if err != nil {
 		return servertypes.ExportedApp{}, fmt.Errorf("export validators: %w", err)
 	}
+	// The restarted chain's first block is the one after the exported state.
+	initialHeight := app.LastBlockHeight() + 1
+	params := app.BaseApp.GetConsensusParams(ctx)
+	if params.Abci != nil {
+		abci := *params.Abci
+		abci.VoteExtensionsEnableHeight = RestartedVoteExtensionsHeight(abci.VoteExtensionsEnableHeight, initialHeight)
+		params.Abci = &abci
+	}
 	return servertypes.ExportedApp{
 		AppState:        appState,
 		Validators:      validators,
-		Height:          app.LastBlockHeight(),
-		ConsensusParams: app.BaseApp.GetConsensusParams(ctx),
+		Height:          initialHeight,
+		ConsensusParams: params,
 	}, nil
+}
+
+// RestartedVoteExtensionsHeight is the vote_extensions_enable_height of a
+// chain restarted at initialHeight from an export of a chain whose height
+// was enabled: on from the first block if they were on (a height already
+// passed would be below the new chain's first block), still at a future
+// height if one was set, off if off.
+func RestartedVoteExtensionsHeight(enabled, initialHeight int64) int64 {
+	if enabled > 0 && enabled < initialHeight {
+		return initialHeight
+	}
+	return enabled
 }

@@ -32,6 +32,7 @@ func initRootCmd(rootCmd *cobra.Command, tempApp *app.App) {
 		snapshot.Cmd(newApp),
 	)
 	server.AddCommandsWithStartCmdOptions(rootCmd, app.DefaultNodeHome, newApp, exportApp, server.StartCmdOptions{})
+	replaceCommand(rootCmd, exportCmd())
 
 	genesisCmd := genutilcli.Commands(tempApp.TxConfig(), basics, app.DefaultNodeHome)
 	genesisCmd.AddCommand(AddGenesisParticipantCmd(app.DefaultNodeHome), AddGenesisTransferAgentCmd(app.DefaultNodeHome))
@@ -42,6 +43,16 @@ func initRootCmd(rootCmd *cobra.Command, tempApp *app.App) {
 		txCommand(),
 		keys.Commands(),
 	)
+}
+
+// replaceCommand puts cmd in place of root's command of the same name.
+func replaceCommand(root, cmd *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() == cmd.Name() {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(cmd)
 }
 
 func queryCommand() *cobra.Command {
