@@ -157,64 +157,77 @@ init_network() {
   "$BIN" genesis collect-gentxs --home "$n0" >/dev/null 2>&1
   "$BIN" genesis validate "$genesis" --home "$n0" >/dev/null
 
-  local peers=""
+  local peers; peers=$(validator_peers)
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    local id; id=$("$BIN" comet show-node-id --home "$(node_home "$i")")
-    peers="${peers:+$peers,}$id@127.0.0.1:$(p2p_port "$i")"
-  done
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    local h cfg app; h=$(node_home "$i"); cfg="$h/config/config.toml"; app="$h/config/app.toml"
-    [ "$i" = 0 ] || cp "$genesis" "$h/config/genesis.json"
-    toml_set "$cfg" "" proxy_app "\"tcp://127.0.0.1:$(abci_port "$i")\""
-    toml_set "$cfg" rpc laddr "\"tcp://127.0.0.1:$(rpc_port "$i")\""
-    toml_set "$cfg" p2p laddr "\"tcp://127.0.0.1:$(p2p_port "$i")\""
-    toml_set "$cfg" p2p persistent_peers "\"$peers\""
-    toml_set "$cfg" p2p addr_book_strict false
-    toml_set "$cfg" p2p allow_duplicate_ip true
-    toml_set "$cfg" rpc pprof_laddr '""'
-    toml_set "$cfg" consensus timeout_commit "\"$BLOCK_TIME\""
-    toml_set "$app" "" minimum-gas-prices '"0stake"'
-    toml_set "$app" api enable true
-    toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
-    toml_set "$app" grpc address "\"127.0.0.1:$(grpc_port "$i")\""
-    toml_set "$app" grpc-web enable false
-    # The fake executors listen on loopback. Probe several times per block,
-    # so that an outage usually shows in the very next vote extension.
-    toml_set "$app" health-monitor allow-private true
-    toml_set "$app" health-monitor probe-interval "\"$MONITOR_PROBE_INTERVAL\""
-    toml_set "$app" health-monitor probe-timeout "\"$MONITOR_PROBE_TIMEOUT\""
-    toml_set "$app" health-monitor verdict-ttl "\"$MONITOR_VERDICT_TTL\""
-    if [ -n "$MONITOR_MAX_CONCURRENCY" ]; then
-      toml_set "$app" health-monitor max-concurrency "$MONITOR_MAX_CONCURRENCY"
-    fi
-    canary_config "$app"
-    if [ "$TELEMETRY" = 1 ]; then
-      # CometBFT's metrics on their own port; the app's (go-metrics, kept
-      # 60 s after their last update) on the REST server's /metrics.
-      toml_set "$cfg" instrumentation prometheus true
-      toml_set "$cfg" instrumentation prometheus_listen_addr "\"127.0.0.1:$(prom_port "$i")\""
-      toml_set "$app" telemetry enabled true
-      toml_set "$app" telemetry prometheus-retention-time 60
-    fi
-    if [[ " $MONITOR_OFF_NODES " == *" $i "* ]]; then
-      toml_set "$app" health-monitor enabled false
-    fi
-    # State and block-store size (README.md, "Disk"): each unset knob
-    # keeps the binary's default.
-    [ -z "$PRUNING" ] || toml_set "$app" "" pruning "\"$PRUNING\""
-    [ -z "$PRUNING_KEEP_RECENT" ] || toml_set "$app" "" pruning-keep-recent "\"$PRUNING_KEEP_RECENT\""
-    [ -z "$PRUNING_INTERVAL" ] || toml_set "$app" "" pruning-interval "\"$PRUNING_INTERVAL\""
-    [ -z "$MIN_RETAIN_BLOCKS" ] || toml_set "$app" "" min-retain-blocks "$MIN_RETAIN_BLOCKS"
-    [ -z "$SNAPSHOT_INTERVAL" ] || toml_set "$app" state-sync snapshot-interval "$SNAPSHOT_INTERVAL"
-    [ -z "$SNAPSHOT_KEEP_RECENT" ] || toml_set "$app" state-sync snapshot-keep-recent "$SNAPSHOT_KEEP_RECENT"
-    [ -z "$TX_INDEXER" ] || toml_set "$cfg" tx_index indexer "\"$TX_INDEXER\""
-    [ -z "$DISCARD_ABCI_RESPONSES" ] || toml_set "$cfg" storage discard_abci_responses "$DISCARD_ABCI_RESPONSES"
-    "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
-    "$BIN" config set client keyring-backend test --home "$h" >/dev/null
-    "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null
+    [ "$i" = 0 ] || cp "$genesis" "$(node_home "$i")/config/genesis.json"
+    configure_node "$i" "$peers"
   done
   if [ "$COSMOVISOR" = 1 ]; then
     for i in $(seq 0 $((NUM_VALIDATORS - 1))); do cosmovisor_layout "$i"; done
   fi
   printf '%s\n' "$CHAIN_ID" >"$HOME_DIR/chain-id"
+}
+
+# validator_peers is every validator's node id@address, comma-separated.
+validator_peers() {
+  local i id peers=""
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+    id=$("$BIN" comet show-node-id --home "$(node_home "$i")")
+    peers="${peers:+$peers,}$id@127.0.0.1:$(p2p_port "$i")"
+  done
+  echo "$peers"
+}
+
+# configure_node I PEERS writes node I's config.toml and app.toml: its
+# ports, the validators as persistent peers, and localnet.sh's settings.
+configure_node() {
+  local i=$1 peers=$2 h cfg app
+  h=$(node_home "$i"); cfg="$h/config/config.toml"; app="$h/config/app.toml"
+  toml_set "$cfg" "" proxy_app "\"tcp://127.0.0.1:$(abci_port "$i")\""
+  toml_set "$cfg" rpc laddr "\"tcp://127.0.0.1:$(rpc_port "$i")\""
+  toml_set "$cfg" p2p laddr "\"tcp://127.0.0.1:$(p2p_port "$i")\""
+  toml_set "$cfg" p2p persistent_peers "\"$peers\""
+  toml_set "$cfg" p2p addr_book_strict false
+  toml_set "$cfg" p2p allow_duplicate_ip true
+  toml_set "$cfg" rpc pprof_laddr '""'
+  toml_set "$cfg" consensus timeout_commit "\"$BLOCK_TIME\""
+  toml_set "$app" "" minimum-gas-prices '"0stake"'
+  toml_set "$app" api enable true
+  toml_set "$app" api address "\"tcp://127.0.0.1:$(api_port "$i")\""
+  toml_set "$app" grpc address "\"127.0.0.1:$(grpc_port "$i")\""
+  toml_set "$app" grpc-web enable false
+  # The fake executors listen on loopback. Probe several times per block,
+  # so that an outage usually shows in the very next vote extension.
+  toml_set "$app" health-monitor allow-private true
+  toml_set "$app" health-monitor probe-interval "\"$MONITOR_PROBE_INTERVAL\""
+  toml_set "$app" health-monitor probe-timeout "\"$MONITOR_PROBE_TIMEOUT\""
+  toml_set "$app" health-monitor verdict-ttl "\"$MONITOR_VERDICT_TTL\""
+  if [ -n "$MONITOR_MAX_CONCURRENCY" ]; then
+    toml_set "$app" health-monitor max-concurrency "$MONITOR_MAX_CONCURRENCY"
+  fi
+  canary_config "$app"
+  if [ "$TELEMETRY" = 1 ]; then
+    # CometBFT's metrics on their own port; the app's (go-metrics, kept
+    # 60 s after their last update) on the REST server's /metrics.
+    toml_set "$cfg" instrumentation prometheus true
+    toml_set "$cfg" instrumentation prometheus_listen_addr "\"127.0.0.1:$(prom_port "$i")\""
+    toml_set "$app" telemetry enabled true
+    toml_set "$app" telemetry prometheus-retention-time 60
+  fi
+  if [[ " $MONITOR_OFF_NODES " == *" $i "* ]]; then
+    toml_set "$app" health-monitor enabled false
+  fi
+  # State and block-store size (README.md, "Disk"): each unset knob
+  # keeps the binary's default.
+  [ -z "$PRUNING" ] || toml_set "$app" "" pruning "\"$PRUNING\""
+  [ -z "$PRUNING_KEEP_RECENT" ] || toml_set "$app" "" pruning-keep-recent "\"$PRUNING_KEEP_RECENT\""
+  [ -z "$PRUNING_INTERVAL" ] || toml_set "$app" "" pruning-interval "\"$PRUNING_INTERVAL\""
+  [ -z "$MIN_RETAIN_BLOCKS" ] || toml_set "$app" "" min-retain-blocks "$MIN_RETAIN_BLOCKS"
+  [ -z "$SNAPSHOT_INTERVAL" ] || toml_set "$app" state-sync snapshot-interval "$SNAPSHOT_INTERVAL"
+  [ -z "$SNAPSHOT_KEEP_RECENT" ] || toml_set "$app" state-sync snapshot-keep-recent "$SNAPSHOT_KEEP_RECENT"
+  [ -z "$TX_INDEXER" ] || toml_set "$cfg" tx_index indexer "\"$TX_INDEXER\""
+  [ -z "$DISCARD_ABCI_RESPONSES" ] || toml_set "$cfg" storage discard_abci_responses "$DISCARD_ABCI_RESPONSES"
+  "$BIN" config set client chain-id "$CHAIN_ID" --home "$h" >/dev/null
+  "$BIN" config set client keyring-backend test --home "$h" >/dev/null
+  "$BIN" config set client node "tcp://127.0.0.1:$(rpc_port "$i")" --home "$h" >/dev/null
 }

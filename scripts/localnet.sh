@@ -7,6 +7,8 @@
 #   scripts/localnet.sh status   heights, epoch and participants
 #   scripts/localnet.sh reset    stop and delete the network's home
 #   scripts/localnet.sh ports    every port of the network (see Ports below)
+#   scripts/localnet.sh join I   make (first time) and start full node I
+#                                (FULL_NODES, JOIN_MODE below)
 #
 # Processes run in their own session (setsid), so a Ctrl-C in the terminal
 # reaches only the caller, which then calls stop. A pid file in pids/ holds
@@ -72,6 +74,15 @@
 #                      tx_index.db, but no tx lookup by hash)      (kv)
 #   DISCARD_ABCI_RESPONSES  config.toml [storage] discard_abci_responses:
 #                      true keeps no block results in state.db     (false)
+#   FULL_NODES         nodes after the validators (node<NUM_VALIDATORS>..)
+#                      that validate nothing: `join` starts one; their
+#                      ports follow the validators'                  (0)
+#   JOIN_MODE          how `join` makes a full node's state: block-sync
+#                      (replay every block from genesis) or state-sync
+#                      (restore a validator's latest snapshot, which needs
+#                      SNAPSHOT_INTERVAL, then block-sync from there) (block-sync)
+#   TRUST_HEIGHT       state sync's trusted height; its hash is read from
+#                      node 0                          (node 0's latest height)
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #   COSMOVISOR         1: every validator runs under cosmovisor, in the
@@ -113,6 +124,9 @@ BIN=${INFERENCED:-$root/build/inferenced}
 EXEC_BIN=${FAKE_EXECUTOR:-$root/build/fake-executor}
 KEYS_BIN=${LOCALNET_KEYS:-$root/build/localnet-keys}
 NUM_VALIDATORS=${NUM_VALIDATORS:-4}
+FULL_NODES=${FULL_NODES:-0}
+JOIN_MODE=${JOIN_MODE:-block-sync}
+TRUST_HEIGHT=${TRUST_HEIGHT:-}
 NUM_EXECUTORS=${NUM_EXECUTORS:-6}
 AGENTS=${AGENTS:-3}
 AGENT_BOND=${AGENT_BOND:-}
@@ -172,12 +186,14 @@ prom_port() { echo $((26660 + 100 * $1 + PORT_OFFSET)); }
 exec_port() { echo $((8080 + $1 + PORT_OFFSET)); }
 node_home() { echo "$HOME_DIR/node$1"; }
 node_bin() { local v="NODE$1_BIN"; echo "${!v:-$BIN}"; }
+# num_nodes counts the validators and the full nodes after them.
+num_nodes() { echo $((NUM_VALIDATORS + FULL_NODES)); }
 
 # ports prints every port of the network, one "<kind> <index> <port>" line
 # each, and how the executors are served ("fleet 0 1": one process).
 ports() {
   local i j
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+  for i in $(seq 0 $(($(num_nodes) - 1))); do
     printf 'rpc %d %d\np2p %d %d\nabci %d %d\nprometheus %d %d\ngrpc %d %d\nrest %d %d\n' \
       "$i" "$(rpc_port "$i")" "$i" "$(p2p_port "$i")" "$i" "$(abci_port "$i")" "$i" "$(prom_port "$i")" \
       "$i" "$(grpc_port "$i")" "$i" "$(api_port "$i")"
@@ -218,8 +234,8 @@ need() {
     log "NUM_EXECUTORS=$NUM_EXECUTORS: executor ports would reach the gRPC port $(grpc_port 0) (at most 1010)"
     exit 1
   fi
-  if [ "$(api_port $((NUM_VALIDATORS - 1)))" -ge "$(exec_port 0)" ]; then
-    log "NUM_VALIDATORS=$NUM_VALIDATORS: REST ports would reach the executor ports from $(exec_port 0) (at most 68 validators)"
+  if [ "$(api_port $(($(num_nodes) - 1)))" -ge "$(exec_port 0)" ]; then
+    log "NUM_VALIDATORS=$NUM_VALIDATORS, FULL_NODES=$FULL_NODES: REST ports would reach the executor ports from $(exec_port 0) (at most 68 nodes)"
     exit 1
   fi
 }
@@ -250,7 +266,7 @@ port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # one of our ports would otherwise answer for this one.
 check_ports() {
   local p busy=()
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+  for i in $(seq 0 $(($(num_nodes) - 1))); do
     running "$HOME_DIR/pids/node$i.pid" && continue
     for p in $(rpc_port "$i") $(p2p_port "$i") $(abci_port "$i") $(prom_port "$i") $(grpc_port "$i") $(api_port "$i"); do
       port_in_use "$p" && busy+=("$p")
@@ -288,26 +304,76 @@ start() {
       echo $! >"$pid"
     done
   fi
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    local pid="$HOME_DIR/pids/node$i.pid"
-    running "$pid" && continue
-    local env_var="NODE${i}_ENV" h; h=$(node_home "$i")
-    # NODE<i>_ENV is a list of VAR=value words, split on purpose (and last,
-    # so that it may override cosmovisor's settings).
-    # shellcheck disable=SC2086
-    if [ "$COSMOVISOR" = 1 ]; then
-      start_cosmovisor "$i" ${!env_var:-}
-    else
-      setsid env ${!env_var:-} "$(node_bin "$i")" start --home "$h" --log_level warn --log_no_color \
-        >>"$HOME_DIR/logs/node$i.log" 2>&1 &
-    fi
-    echo $! >"$pid"
+  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do start_node "$i"; done
+  # Full nodes joined before (`join`) come back with the network.
+  for i in $(seq "$NUM_VALIDATORS" $(($(num_nodes) - 1))); do
+    [ -f "$(node_home "$i")/config/config.toml" ] && start_node "$i"
   done
   if ! wait_for_height 2 60; then
     stop
     exit 1
   fi
   log "running: RPC http://127.0.0.1:$(rpc_port 0)  gRPC 127.0.0.1:$(grpc_port 0)  REST http://127.0.0.1:$(api_port 0)"
+}
+
+# start_node starts node I unless it runs; a validator under cosmovisor
+# with COSMOVISOR=1, a full node always as the binary itself.
+start_node() {
+  local i=$1 pid="$HOME_DIR/pids/node$1.pid" env_var="NODE$1_ENV" h
+  running "$pid" && return 0
+  h=$(node_home "$i")
+  # NODE<i>_ENV is a list of VAR=value words, split on purpose (and last,
+  # so that it may override cosmovisor's settings).
+  # shellcheck disable=SC2086
+  if [ "$COSMOVISOR" = 1 ] && [ "$i" -lt "$NUM_VALIDATORS" ]; then
+    start_cosmovisor "$i" ${!env_var:-}
+  else
+    setsid env ${!env_var:-} "$(node_bin "$i")" start --home "$h" --log_level warn --log_no_color \
+      >>"$HOME_DIR/logs/node$i.log" 2>&1 &
+  fi
+  echo $! >"$pid"
+}
+
+# join I makes full node I's home the first time (node 0's genesis, the
+# validators as peers, no health monitor: it votes on nothing, and
+# JOIN_MODE's sync) and starts it.
+join() {
+  local i=${1:-}
+  [[ "$i" =~ ^[0-9]+$ ]] && [ "$i" -ge "$NUM_VALIDATORS" ] && [ "$i" -lt "$(num_nodes)" ] ||
+    die "join '$i': full nodes are $NUM_VALIDATORS..$(($(num_nodes) - 1)) (FULL_NODES=$FULL_NODES)"
+  need
+  check_home
+  [ -f "$(node_home "$i")/config/config.toml" ] || init_full_node "$i"
+  start_node "$i"
+  log "node$i started ($JOIN_MODE): RPC http://127.0.0.1:$(rpc_port "$i"), log $HOME_DIR/logs/node$i.log"
+}
+
+init_full_node() {
+  local i=$1 h; h=$(node_home "$i")
+  case $JOIN_MODE in block-sync | state-sync) ;; *) die "JOIN_MODE=$JOIN_MODE: block-sync or state-sync" ;; esac
+  "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$h" >/dev/null 2>&1 || die "init node$i failed"
+  cp "$(node_home 0)/config/genesis.json" "$h/config/genesis.json"
+  configure_node "$i" "$(validator_peers)"
+  toml_set "$h/config/app.toml" health-monitor enabled false
+  [ "$JOIN_MODE" = state-sync ] && state_sync_config "$i"
+  return 0
+}
+
+# state_sync_config I: restore from a snapshot served by the validators,
+# verified by a light client that trusts node 0's header at TRUST_HEIGHT.
+state_sync_config() {
+  local cfg th hash
+  cfg="$(node_home "$1")/config/config.toml"
+  th=${TRUST_HEIGHT:-$(height 0)}
+  hash=$(curl -fsS --max-time 5 "http://127.0.0.1:$(rpc_port 0)/block?height=$th" | jq -r '.result.block_id.hash // empty')
+  [ -n "$hash" ] || die "state sync: no block $th on node 0 to trust"
+  toml_set "$cfg" statesync enable true
+  toml_set "$cfg" statesync rpc_servers "\"http://127.0.0.1:$(rpc_port 0),http://127.0.0.1:$(rpc_port 1)\""
+  toml_set "$cfg" statesync trust_height "$th"
+  toml_set "$cfg" statesync trust_hash "\"$hash\""
+  toml_set "$cfg" statesync trust_period "\"168h0m0s\""
+  toml_set "$cfg" statesync discovery_time "\"5s\""
+  log "node$1: state sync trusting height $th ($hash)"
 }
 
 # start_fleet serves every executor from one process and waits until its
@@ -370,7 +436,7 @@ stop() {
 }
 
 status() {
-  for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
+  for i in $(seq 0 $(($(num_nodes) - 1))); do
     printf 'node%d  rpc :%d  height %s\n' "$i" "$(rpc_port "$i")" "$(height "$i")"
   done
   local api="http://127.0.0.1:$(api_port 0)/inferenced/inference/v1"
@@ -388,5 +454,6 @@ case "${1:-}" in
   reset) stop; rm -rf "$HOME_DIR"; log "removed $HOME_DIR" ;;
   init) need; need_init; init_network ;;
   ports) ports ;;
-  *) echo "usage: $0 start|stop|status|reset|init|ports" >&2; exit 2 ;;
+  join) join "${2:-}" ;;
+  *) echo "usage: $0 start|stop|status|reset|init|ports|join I" >&2; exit 2 ;;
 esac

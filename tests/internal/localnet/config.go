@@ -52,6 +52,13 @@ type Config struct {
 	// transfer_agent_miss_allowance (the chain's default, 10).
 	AgentMissAllowance int64
 
+	// FullNodes is FULL_NODES: nodes after the validators that validate
+	// nothing, started by Net.Join (0).
+	FullNodes int
+	// SnapshotInterval and SnapshotKeepRecent are every node's state sync
+	// snapshots (SNAPSHOT_INTERVAL, SNAPSHOT_KEEP_RECENT; none by default).
+	SnapshotInterval, SnapshotKeepRecent int64
+
 	// Fleet serves every executor from one fake-executor process (FLEET=1),
 	// which the script does anyway above 16 executors.
 	Fleet bool
@@ -203,6 +210,9 @@ func (c Config) env() []string {
 	setDuration("MONITOR_CANARY_TTL", c.Canary.TTL)
 	setInt("MONITOR_CANARY_MAX_CONCURRENCY", int64(c.Canary.MaxConcurrency))
 	setInt("AGENT_MISS_ALLOWANCE", c.AgentMissAllowance)
+	setInt("FULL_NODES", int64(c.FullNodes))
+	setInt("SNAPSHOT_INTERVAL", c.SnapshotInterval)
+	setInt("SNAPSHOT_KEEP_RECENT", c.SnapshotKeepRecent)
 	if c.Fleet {
 		env = append(env, "FLEET=1")
 	}

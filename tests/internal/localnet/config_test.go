@@ -34,6 +34,7 @@ func TestConfigEnvSpellsEverySetting(t *testing.T) {
 		Timeout: time.Second, TTL: time.Minute, Window: 8, MinSamples: 3, MaxConcurrency: 16}
 	c.AgentMissAllowance = 60
 	c.Fleet = true
+	c.FullNodes, c.SnapshotInterval, c.SnapshotKeepRecent = 2, 20, 3
 	want := []string{"NUM_VALIDATORS=4", "NUM_EXECUTORS=4", "AGENTS=2", "EXPIRATION_BLOCKS=3", "BLOCK_TIME=500ms", "EPOCH_LENGTH=1000",
 		"CB_INITIAL_COOLDOWN=8", "CB_MAX_COOLDOWN=64", "DOWNTIME_H_THRESHOLD=50",
 		"CB_TRAFFIC_WINDOW=16", "CB_TRAFFIC_MIN_SAMPLES=4", "CB_TRAFFIC_THRESHOLD_PCT=25", "CB_TRAFFIC_CONSECUTIVE=3",
@@ -42,6 +43,7 @@ func TestConfigEnvSpellsEverySetting(t *testing.T) {
 		"MONITOR_CANARY_ENABLED=false", "MONITOR_CANARY_INTERVAL=2s", "MONITOR_CANARY_SUSPECT_INTERVAL=300ms",
 		"MONITOR_CANARY_TIMEOUT=1s", "MONITOR_CANARY_WINDOW=8", "MONITOR_CANARY_MIN_SAMPLES=3", "MONITOR_CANARY_TTL=1m0s",
 		"MONITOR_CANARY_MAX_CONCURRENCY=16", "AGENT_MISS_ALLOWANCE=60",
+		"FULL_NODES=2", "SNAPSHOT_INTERVAL=20", "SNAPSHOT_KEEP_RECENT=3",
 		"FLEET=1", "MONITOR_OFF_NODES=1 3", "NODE1_BIN=/bin/other", "NODE3_BIN=/bin/liar", "NODE3_ENV=A=1 B=2"}
 	if got := c.env(); !slices.Equal(got, want) {
 		t.Errorf("env\n got %q\nwant %q", got, want)

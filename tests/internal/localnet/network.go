@@ -210,3 +210,4 @@ func (n *Net) nodePID(i int) int {
 	}
 	return pid
 }
+
