@@ -99,7 +99,7 @@ func TestUpgradeV2UnderCosmovisor(t *testing.T) {
 	}
 	joined := time.Now()
 	waitUpgraded(t, n, 3, app.UpgradeV2, upgradeAt, 3*time.Minute)
-	waitCaughtUp(t, n, 3, 3*time.Minute)
+	n.WaitCaughtUp(3, 3*time.Minute)
 	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
 	logCosmovisor(t, n, 3) // which of cosmovisor and cosmovisor-run.sh made the switch
 
@@ -176,7 +176,7 @@ func TestUpgradeV2UnderCosmovisor(t *testing.T) {
 	}
 
 	// Every node, the same app hash at every height from the halt on.
-	waitCaughtUp(t, n, 2, 2*time.Minute)
+	n.WaitCaughtUp(2, 2*time.Minute)
 	top := min(n.HeightOn(0), n.HeightOn(1), n.HeightOn(2), n.HeightOn(3))
 	for h := upgradeAt - 2; h <= top; h++ {
 		want, err := n.AppHash(0, h)
@@ -239,17 +239,6 @@ func logCosmovisor(t *testing.T, n *ln.Net, i int) {
 			t.Logf("node %d: %s", i, line)
 		}
 	}
-}
-
-// waitCaughtUp waits until validator i is at most a block behind node 0.
-func waitCaughtUp(t *testing.T, n *ln.Net, i int, timeout time.Duration) {
-	t.Helper()
-	n.Eventually(fmt.Sprintf("node %d caught up", i), timeout, func() error {
-		if h, top := n.HeightOn(i), n.Height(); h < top-1 {
-			return fmt.Errorf("node %d at %d, node 0 at %d", i, h, top)
-		}
-		return nil
-	})
 }
 
 // backupHome is a scratch home for the previous release's export: node i's

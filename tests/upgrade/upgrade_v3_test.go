@@ -121,7 +121,7 @@ func TestUpgradeV3CrossesTheBundleSwitch(t *testing.T) {
 	}
 	joined := time.Now()
 	waitUpgraded(t, n, 3, app.UpgradeV3, upgradeAt, 3*time.Minute)
-	waitCaughtUp(t, n, 3, 3*time.Minute)
+	n.WaitCaughtUp(3, 3*time.Minute)
 	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
 	logCosmovisor(t, n, 3)
 
@@ -181,7 +181,7 @@ func TestUpgradeV3CrossesTheBundleSwitch(t *testing.T) {
 	}
 
 	// Every node, the same app hash at every height.
-	waitCaughtUp(t, n, 2, 2*time.Minute)
+	n.WaitCaughtUp(2, 2*time.Minute)
 	top := min(n.HeightOn(0), n.HeightOn(1), n.HeightOn(2), n.HeightOn(3))
 	for h := int64(2); h <= top; h++ {
 		want, err := n.AppHash(0, h)
