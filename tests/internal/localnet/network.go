@@ -210,4 +210,3 @@ func (n *Net) nodePID(i int) int {
 	}
 	return pid
 }
-
