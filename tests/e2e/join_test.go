@@ -103,10 +103,12 @@ func joinByStateSync(t *testing.T, n *ln.Net, snapshotAt, interval int64, open [
 	if err != nil || len(excluded) == 0 {
 		t.Errorf("node 4 at the snapshot: excluded executors %v, %v; want exec3", excluded, err)
 	}
-	compared := compareResultHashes(t, n, 4, restored+1, s.Latest-1)
+	if err := n.SameResultAppHashes(4, restored+1, s.Latest-1); err != nil {
+		t.Error(err)
+	}
 	t.Logf("(a) state sync: node 4 restored height %d (trusting %d), reached the tip %d in %s; module state equal at %d and %d "+
-		"(%d executors excluded, %d open inferences); its own app hash equal to node 0's at %d heights (%d..%d)",
-		restored, snapshotAt, s.Latest, took, restored, s.Latest-1, len(excluded), len(open), compared, restored+1, s.Latest-1)
+		"(%d executors excluded, %d open inferences); its own app hash equal to node 0's at every height %d..%d",
+		restored, snapshotAt, s.Latest, took, restored, s.Latest-1, len(excluded), len(open), restored+1, s.Latest-1)
 }
 
 func joinByBlockSync(t *testing.T, n *ln.Net) {
@@ -151,32 +153,12 @@ func joinByBlockSync(t *testing.T, n *ln.Net) {
 	if bundles == 0 || s.Latest <= joinEpoch {
 		t.Errorf("node 5 replayed %d blocks with %d health bundles: want bundles and the epoch boundary at %d", s.Latest, bundles, joinEpoch)
 	}
-	compared := compareResultHashes(t, n, 5, 1, s.Latest-1)
-	t.Logf("(b, c) block sync: node 5 from genesis to the tip %d in %s (%d blocks with health bundles, epoch boundary at %d); "+
-		"stopped at %d of %d, resumed from %d; its own app hash equal to node 0's at %d heights (1..%d)",
-		s.Latest, took, bundles, joinEpoch, stoppedAt, tip, resumedAt, compared, s.Latest-1)
-}
-
-// compareResultHashes checks that node i computed node 0's app hash at
-// every height of [from, to] and returns how many it compared.
-func compareResultHashes(t *testing.T, n *ln.Net, i int, from, to int64) int {
-	t.Helper()
-	compared := 0
-	for h := from; h <= to; h++ {
-		want, err := n.ResultAppHash(0, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := n.ResultAppHash(i, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("block %d: node %d computed app hash %s, node 0 %s", h, i, got, want)
-		}
-		compared++
+	if err := n.SameResultAppHashes(5, 1, s.Latest-1); err != nil {
+		t.Error(err)
 	}
-	return compared
+	t.Logf("(b, c) block sync: node 5 from genesis to the tip %d in %s (%d blocks with health bundles, epoch boundary at %d); "+
+		"stopped at %d of %d, resumed from %d; its own app hash equal to node 0's at every height 1..%d",
+		s.Latest, took, bundles, joinEpoch, stoppedAt, tip, resumedAt, s.Latest-1)
 }
 
 func restartFromExport(t *testing.T, n *ln.Net) {
@@ -215,17 +197,9 @@ func restartFromExport(t *testing.T, n *ln.Net) {
 		t.Errorf("exec2 excluded %d blocks after its first dark block by %s evidence; want attestation within %d",
 			blocks, fresh.Kind, maxBlocksToExclusion)
 	}
-	tip := n.Height()
-	for h := initial; h <= tip; h++ {
-		want, err := n.AppHash(0, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 1; i < 4; i++ {
-			if got, err := n.AppHash(i, h); err != nil || got != want {
-				t.Errorf("restarted chain, block %d: node %d app hash %s (%v), node 0 %s", h, i, got, err, want)
-			}
-		}
+	tip := n.Height() - 1 // every node has served it
+	if err := n.SameAppHashes(initial, tip, 1, 2, 3); err != nil {
+		t.Errorf("restarted chain: %v", err)
 	}
 	t.Logf("export and restart: exported at %d, restarted at %d with vote extensions on from it, first block in %s; "+
 		"health bundles from %d; exec2 dark from %d, excluded at %d (%d blocks, %s evidence); app hashes equal on 4 nodes %d..%d",

@@ -183,16 +183,8 @@ func TestUpgradeV3CrossesTheBundleSwitch(t *testing.T) {
 	// Every node, the same app hash at every height.
 	n.WaitCaughtUp(2, 2*time.Minute)
 	top := min(n.HeightOn(0), n.HeightOn(1), n.HeightOn(2), n.HeightOn(3))
-	for h := int64(2); h <= top; h++ {
-		want, err := n.AppHash(0, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 1; i < 4; i++ {
-			if got, err := n.AppHash(i, h); err != nil || got != want {
-				t.Fatalf("block %d: node %d app hash %s (%v), node 0 %s", h, i, got, err, want)
-			}
-		}
+	if err := n.SameAppHashes(2, top, 1, 2, 3); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("app hashes equal on 4 nodes at every height 2..%d; the network ran %s, the test %s",
 		top, time.Since(started).Round(time.Second), time.Since(began).Round(time.Second))

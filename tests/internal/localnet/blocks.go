@@ -170,3 +170,30 @@ func (n *Net) BlockTime(h int64) time.Time {
 	}
 	return b.Header.Time
 }
+
+// SameAppHashes checks that every node of nodes serves node 0's app hash in
+// the header of every block of [from, to], and says where one differs.
+func (n *Net) SameAppHashes(from, to int64, nodes ...int) error {
+	return n.sameAsNode0("app hash", from, to, nodes, n.AppHash)
+}
+
+// SameResultAppHashes checks that node i computed node 0's app hash when it
+// executed each block of [from, to] (ResultAppHash), and says where not.
+func (n *Net) SameResultAppHashes(i int, from, to int64) error {
+	return n.sameAsNode0("computed app hash", from, to, []int{i}, n.ResultAppHash)
+}
+
+func (n *Net) sameAsNode0(what string, from, to int64, nodes []int, read func(i int, h int64) (string, error)) error {
+	for h := from; h <= to; h++ {
+		want, err := read(0, h)
+		if err != nil {
+			return fmt.Errorf("block %d on node 0: %w", h, err)
+		}
+		for _, i := range nodes {
+			if got, err := read(i, h); err != nil || got != want {
+				return fmt.Errorf("block %d: node %d %s %s (%v), node 0 %s", h, i, what, got, err, want)
+			}
+		}
+	}
+	return nil
+}
