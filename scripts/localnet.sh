@@ -75,14 +75,8 @@
 #   DISCARD_ABCI_RESPONSES  config.toml [storage] discard_abci_responses:
 #                      true keeps no block results in state.db     (false)
 #   FULL_NODES         nodes after the validators (node<NUM_VALIDATORS>..)
-#                      that validate nothing: `join` starts one; their
-#                      ports follow the validators'                  (0)
-#   JOIN_MODE          how `join` makes a full node's state: block-sync
-#                      (replay every block from genesis) or state-sync
-#                      (restore a validator's latest snapshot, which needs
-#                      SNAPSHOT_INTERVAL, then block-sync from there) (block-sync)
-#   TRUST_HEIGHT       state sync's trusted height; its hash is read from
-#                      node 0                          (node 0's latest height)
+#                      that validate nothing, ports after theirs: `join`
+#                      starts one (JOIN_MODE, TRUST_HEIGHT: localnet-join.sh) (0)
 #   NODE<i>_BIN        binary of validator i (tests run a lying build) ($INFERENCED)
 #   NODE<i>_ENV        VAR=value words in validator i's environment  (none)
 #   COSMOVISOR         1: every validator runs under cosmovisor, in the
@@ -125,8 +119,6 @@ EXEC_BIN=${FAKE_EXECUTOR:-$root/build/fake-executor}
 KEYS_BIN=${LOCALNET_KEYS:-$root/build/localnet-keys}
 NUM_VALIDATORS=${NUM_VALIDATORS:-4}
 FULL_NODES=${FULL_NODES:-0}
-JOIN_MODE=${JOIN_MODE:-block-sync}
-TRUST_HEIGHT=${TRUST_HEIGHT:-}
 NUM_EXECUTORS=${NUM_EXECUTORS:-6}
 AGENTS=${AGENTS:-3}
 AGENT_BOND=${AGENT_BOND:-}
@@ -174,6 +166,9 @@ KR=(--keyring-backend test --keyring-dir "$KEYS")
 source "$root/scripts/localnet-init.sh"
 # shellcheck source=scripts/localnet-cosmovisor.sh
 source "$root/scripts/localnet-cosmovisor.sh"
+# join: full nodes that join the running network (state sync or block sync).
+# shellcheck source=scripts/localnet-join.sh
+source "$root/scripts/localnet-join.sh"
 
 rpc_port()  { echo $((26657 + 100 * $1 + PORT_OFFSET)); }
 p2p_port()  { echo $((26656 + 100 * $1 + PORT_OFFSET)); }
@@ -332,48 +327,6 @@ start_node() {
       >>"$HOME_DIR/logs/node$i.log" 2>&1 &
   fi
   echo $! >"$pid"
-}
-
-# join I makes full node I's home the first time (node 0's genesis, the
-# validators as peers, no health monitor: it votes on nothing, and
-# JOIN_MODE's sync) and starts it.
-join() {
-  local i=${1:-}
-  [[ "$i" =~ ^[0-9]+$ ]] && [ "$i" -ge "$NUM_VALIDATORS" ] && [ "$i" -lt "$(num_nodes)" ] ||
-    die "join '$i': full nodes are $NUM_VALIDATORS..$(($(num_nodes) - 1)) (FULL_NODES=$FULL_NODES)"
-  need
-  check_home
-  [ -f "$(node_home "$i")/config/config.toml" ] || init_full_node "$i"
-  start_node "$i"
-  log "node$i started ($JOIN_MODE): RPC http://127.0.0.1:$(rpc_port "$i"), log $HOME_DIR/logs/node$i.log"
-}
-
-init_full_node() {
-  local i=$1 h; h=$(node_home "$i")
-  case $JOIN_MODE in block-sync | state-sync) ;; *) die "JOIN_MODE=$JOIN_MODE: block-sync or state-sync" ;; esac
-  "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$h" >/dev/null 2>&1 || die "init node$i failed"
-  cp "$(node_home 0)/config/genesis.json" "$h/config/genesis.json"
-  configure_node "$i" "$(validator_peers)"
-  toml_set "$h/config/app.toml" health-monitor enabled false
-  [ "$JOIN_MODE" = state-sync ] && state_sync_config "$i"
-  return 0
-}
-
-# state_sync_config I: restore from a snapshot served by the validators,
-# verified by a light client that trusts node 0's header at TRUST_HEIGHT.
-state_sync_config() {
-  local cfg th hash
-  cfg="$(node_home "$1")/config/config.toml"
-  th=${TRUST_HEIGHT:-$(height 0)}
-  hash=$(curl -fsS --max-time 5 "http://127.0.0.1:$(rpc_port 0)/block?height=$th" | jq -r '.result.block_id.hash // empty')
-  [ -n "$hash" ] || die "state sync: no block $th on node 0 to trust"
-  toml_set "$cfg" statesync enable true
-  toml_set "$cfg" statesync rpc_servers "\"http://127.0.0.1:$(rpc_port 0),http://127.0.0.1:$(rpc_port 1)\""
-  toml_set "$cfg" statesync trust_height "$th"
-  toml_set "$cfg" statesync trust_hash "\"$hash\""
-  toml_set "$cfg" statesync trust_period "\"168h0m0s\""
-  toml_set "$cfg" statesync discovery_time "\"5s\""
-  log "node$1: state sync trusting height $th ($hash)"
 }
 
 # start_fleet serves every executor from one process and waits until its
