@@ -66,7 +66,7 @@ init_network() {
   local genesis="$(node_home 0)/config/genesis.json"
 
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")" >/dev/null 2>&1
+    quiet "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")"
   done
   # Every key in one process (one `keys add` each would take minutes at
   # 1,000 executors).
@@ -151,10 +151,10 @@ init_network() {
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     local h; h=$(node_home "$i")
     [ "$i" = 0 ] || cp "$genesis" "$h/config/genesis.json"
-    "$BIN" genesis gentx "val$i" 100000000stake --chain-id "$CHAIN_ID" "${KR[@]}" --home "$h" \
-      --output-document "$n0/config/gentx/val$i.json" >/dev/null 2>&1
+    quiet "$BIN" genesis gentx "val$i" 100000000stake --chain-id "$CHAIN_ID" "${KR[@]}" --home "$h" \
+      --output-document "$n0/config/gentx/val$i.json"
   done
-  "$BIN" genesis collect-gentxs --home "$n0" >/dev/null 2>&1
+  quiet "$BIN" genesis collect-gentxs --home "$n0"
   "$BIN" genesis validate "$genesis" --home "$n0" >/dev/null
 
   local peers=""
