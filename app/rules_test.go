@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"cosmossdk.io/log"
-	simtestutil "github.com/cosmos/cosmos-sdk/testutil/sims"
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/inferenced/inferenced/abci/ve"
 	"github.com/inferenced/inferenced/appmetrics/metricsdoc"
 	"github.com/inferenced/inferenced/monitor"
@@ -24,12 +20,7 @@ const repoRoot = ".."
 // alert is silently empty on a healthy chain. CometBFT's names are checked
 // on a running node (tests/localnet).
 func TestDocumentedAppMetricsAreServedFromStart(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	opts := simtestutil.AppOptionsMap{"telemetry.enabled": true, "instrumentation.prometheus": true}
-	if err := registerMetrics(opts, log.NewNopLogger(), reg); err != nil {
-		t.Fatal(err)
-	}
-	served := exposed(t, reg)
+	served := servedAtStart(t)
 	names, err := metricsdoc.Names(repoRoot)
 	if err != nil {
 		t.Fatal(err)
