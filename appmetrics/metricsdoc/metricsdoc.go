@@ -33,6 +33,20 @@ var Docs = []string{
 // series (the docs' shorthand, "`_miss`", names no metric on its own).
 var metricRE = regexp.MustCompile(`\b(?:cometbft|inference_(?:monitor|attestation|breaker))_[a-z0-9_]*[a-z0-9]`)
 
+// docNames is every metric name in a document. A match followed by "_"
+// is a prefix cut short by a pattern (`cometbft_consensus_(height|rounds)`
+// in a grep), not a name.
+func docNames(text string) []string {
+	var out []string
+	for _, loc := range metricRE.FindAllStringIndex(text, -1) {
+		if loc[1] < len(text) && text[loc[1]] == '_' {
+			continue
+		}
+		out = append(out, text[loc[0]:loc[1]])
+	}
+	return out
+}
+
 // Rule is one alerting rule.
 type Rule struct {
 	Alert string `yaml:"alert"`
@@ -72,7 +86,7 @@ func Names(root string) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", doc, err)
 		}
-		for _, name := range metricRE.FindAllString(string(bz), -1) {
+		for _, name := range docNames(string(bz)) {
 			if _, ok := out[name]; !ok {
 				out[name] = doc
 			}

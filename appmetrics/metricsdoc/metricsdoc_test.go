@@ -42,6 +42,13 @@ func TestIdentifiersReadOnlyMetrics(t *testing.T) {
 	}
 }
 
+func TestDocNamesSkipsPatternPrefixes(t *testing.T) {
+	text := "grep -E '^cometbft_consensus_(height|rounds) ' and `inference_monitor_probes_ok`, `_miss`; `cometbft_*`"
+	if got, want := docNames(text), []string{"inference_monitor_probes_ok"}; !slices.Equal(got, want) {
+		t.Fatalf("docNames = %q, want %q", got, want)
+	}
+}
+
 func TestNamesReadsTheRepository(t *testing.T) {
 	names, err := Names("../..")
 	if err != nil {

@@ -29,6 +29,16 @@ func (m Metrics) Sum(name string) float64 {
 	return sum
 }
 
+// Has reports whether any series of metric name is in m.
+func (m Metrics) Has(name string) bool {
+	for series := range m {
+		if series == name || strings.HasPrefix(series, name+"{") {
+			return true
+		}
+	}
+	return false
+}
+
 // NodeMetrics reads validator i's Prometheus endpoint (CometBFT's
 // instrumentation port), which serves CometBFT's series (cometbft_*) and
 // the app's (inference_*; the script turns telemetry on): the one
