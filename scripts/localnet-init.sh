@@ -59,6 +59,18 @@ canary_config() {
   done
 }
 
+# quiet runs a command with its output hidden, unless it fails: then the
+# script stops and says why, with the command's "Error:" lines or else its
+# last line (the SDK prints its usage, then the error). Without it a
+# genesis the binary refuses (EPOCH_LENGTH not above CB_MAX_COOLDOWN) ended
+# `start` after "initialising" with no reason.
+quiet() {
+  local out why
+  if out=$("$@" 2>&1); then return 0; fi
+  why=$(grep '^Error:' <<<"$out" || awk 'NF { last = $0 } END { print last }' <<<"$out")
+  die "$(basename "$1") ${2:-} ${3:-} failed: $why"
+}
+
 init_network() {
   log "initialising $NUM_VALIDATORS validators and $NUM_EXECUTORS executors in $HOME_DIR"
   rm -rf "$HOME_DIR"

@@ -201,18 +201,6 @@ agent_keys() { for k in $(seq 0 $((AGENTS - 1))); do printf 'agent%d ' "$k"; don
 log() { printf '[localnet] %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-# quiet runs a command with its output hidden, unless it fails: then the
-# script stops and says why, with the command's "Error:" lines or else its
-# last line (the SDK prints its usage, then the error). Without it a
-# genesis the binary refuses (EPOCH_LENGTH not above CB_MAX_COOLDOWN) ended
-# `start` after "initialising" with no reason.
-quiet() {
-  local out why
-  if out=$("$@" 2>&1); then return 0; fi
-  why=$(grep '^Error:' <<<"$out" || awk 'NF { last = $0 } END { print last }' <<<"$out")
-  die "$(basename "$1") ${2:-} ${3:-} failed: $why"
-}
-
 # need checks what start needs; init also needs the keys tool (need_init).
 need() {
   local f i
