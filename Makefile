@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-localnet test-e2e test-scale test-upgrade test-mixed fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-rules test-localnet test-e2e test-scale test-upgrade test-mixed fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
 	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
+	@echo "make test-rules   promtool check and unit tests of docs/prometheus (skipped, and said so, without promtool)"
 	@echo "make test-upgrade the upgrade from the previous release under cosmovisor (tests/upgrade)"
 	@echo "make test-mixed   two validators on MIXED_OLD, two on MIXED_NEW (commits): equal app hashes at every height"
 	@echo "make test-scale   the 1,000-executor scenario (tests/e2e/scale_test.go) after its 6-executor baseline"
@@ -98,10 +99,24 @@ lint: $(GOLANGCI_LINT)
 
 # Unit tests first, then the multi-process localnet tests on their own, so
 # the two never compete for the CPU.
-test: lint build test-unit test-localnet test-e2e test-scale test-upgrade fuzz
+test: lint build test-unit test-rules test-localnet test-e2e test-scale test-upgrade fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
+
+# The alert rules and the example scrape config (docs/prometheus): promtool
+# checks them and runs the rules' unit tests (rules_test.yml). promtool is
+# in Debian's prometheus package; without it the target says it skipped
+# (app/rules_test.go, in test-unit, still checks the rules' metric names
+# and derived thresholds).
+PROMTOOL ?= promtool
+test-rules:
+	@if command -v $(PROMTOOL) >/dev/null 2>&1; then \
+		$(PROMTOOL) check config docs/prometheus/prometheus.yml && \
+		cd docs/prometheus && $(PROMTOOL) test rules rules_test.yml; \
+	else \
+		echo "test-rules: SKIPPED: $(PROMTOOL) not found (Debian: apt-get install prometheus)"; \
+	fi
 
 test-localnet: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/localnet/

@@ -23,6 +23,7 @@ import (
 	upgradetypes "cosmossdk.io/x/upgrade/types"
 	abci "github.com/cometbft/cometbft/abci/types"
 	dbm "github.com/cosmos/cosmos-db"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cast"
 
 	"github.com/cosmos/cosmos-sdk/baseapp"
@@ -161,6 +162,9 @@ func New(
 		slashingtypes.StoreKey, govtypes.StoreKey, upgradetypes.StoreKey, consensustypes.StoreKey,
 		inferencetypes.StoreKey,
 	)
+	if err := registerMetrics(appOpts, logger, prometheus.DefaultRegisterer); err != nil {
+		return nil, err
+	}
 	app := &App{
 		BaseApp:           bApp,
 		legacyAmino:       legacyAmino,
@@ -360,6 +364,7 @@ func (app *App) AutoCliOpts() autocli.AppOptions {
 // RegisterAPIRoutes registers the REST routes of every module.
 func (app *App) RegisterAPIRoutes(apiSvr *api.Server, _ config.APIConfig) {
 	clientCtx := apiSvr.ClientCtx
+	refusePrometheusOnREST(apiSvr.Router)
 	authtx.RegisterGRPCGatewayRoutes(clientCtx, apiSvr.GRPCGatewayRouter)
 	cmtservice.RegisterGRPCGatewayRoutes(clientCtx, apiSvr.GRPCGatewayRouter)
 	nodeservice.RegisterGRPCGatewayRoutes(clientCtx, apiSvr.GRPCGatewayRouter)

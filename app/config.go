@@ -1,50 +1,20 @@
 package app
 
 import (
-	"fmt"
-
-	"cosmossdk.io/x/tx/signing"
-	"github.com/cosmos/gogoproto/proto"
-
-	"github.com/cosmos/cosmos-sdk/codec/address"
 	"github.com/cosmos/cosmos-sdk/codec/types"
-	sdk "github.com/cosmos/cosmos-sdk/types"
+
+	"github.com/inferenced/inferenced/app/chainconfig"
 )
 
 const (
 	// Name is the application name.
-	Name = "inferenced"
+	Name = chainconfig.Name
 	// AccountAddressPrefix is the bech32 prefix of account addresses.
-	AccountAddressPrefix = "infer"
+	AccountAddressPrefix = chainconfig.AccountAddressPrefix
 )
 
-func init() {
-	SetAddressPrefixes()
-}
-
-// SetAddressPrefixes sets the bech32 prefixes in the SDK's global config.
-// Called from init so that every binary and test that links the app agrees.
-func SetAddressPrefixes() {
-	cfg := sdk.GetConfig()
-	cfg.SetBech32PrefixForAccount(AccountAddressPrefix, AccountAddressPrefix+sdk.PrefixPublic)
-	cfg.SetBech32PrefixForValidator(AccountAddressPrefix+sdk.PrefixValidator+sdk.PrefixOperator,
-		AccountAddressPrefix+sdk.PrefixValidator+sdk.PrefixOperator+sdk.PrefixPublic)
-	cfg.SetBech32PrefixForConsensusNode(AccountAddressPrefix+sdk.PrefixValidator+sdk.PrefixConsensus,
-		AccountAddressPrefix+sdk.PrefixValidator+sdk.PrefixConsensus+sdk.PrefixPublic)
-}
-
-// NewInterfaceRegistry builds an interface registry that resolves every
-// gogoproto type and reads signers with this chain's bech32 prefixes.
+// NewInterfaceRegistry builds the app's interface registry
+// (chainconfig.NewInterfaceRegistry; linking app/ sets the prefixes).
 func NewInterfaceRegistry() (types.InterfaceRegistry, error) {
-	registry, err := types.NewInterfaceRegistryWithOptions(types.InterfaceRegistryOptions{
-		ProtoFiles: proto.HybridResolver,
-		SigningOptions: signing.Options{
-			AddressCodec:          address.NewBech32Codec(sdk.GetConfig().GetBech32AccountAddrPrefix()),
-			ValidatorAddressCodec: address.NewBech32Codec(sdk.GetConfig().GetBech32ValidatorAddrPrefix()),
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("interface registry: %w", err)
-	}
-	return registry, nil
+	return chainconfig.NewInterfaceRegistry()
 }

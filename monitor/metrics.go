@@ -3,8 +3,7 @@ package monitor
 import (
 	"time"
 
-	"github.com/cosmos/cosmos-sdk/telemetry"
-
+	"github.com/inferenced/inferenced/appmetrics"
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
@@ -45,24 +44,53 @@ const (
 	metricSuspects       = "suspects"                    // gauge: executors suspect (chain-marked or a CUSUM above 0)
 )
 
+// The series, declared once (appmetrics): each exists at zero from the
+// node's start.
+var (
+	seriesProbesOK       = appmetrics.NewCounter(MetricKey(MetricProbesOK), "health-monitor probes answered 200 in time")
+	seriesProbesMiss     = appmetrics.NewCounter(MetricKey(MetricProbesMiss), "health-monitor probes that failed, timed out or answered otherwise")
+	seriesProbeLatency   = appmetrics.NewSummary(MetricKey(metricProbeLatency), "health-monitor probe duration, hung ones included")
+	seriesInFlight       = appmetrics.NewGauge(MetricKey(metricInFlight), "health-monitor probes running")
+	seriesScheduleLag    = appmetrics.NewGauge(MetricKey(metricScheduleLag), "seconds the most overdue executor waits for a probe slot")
+	seriesMembers        = appmetrics.NewGauge(MetricKey(metricMembers), "executors in the watched group")
+	seriesCapacity       = appmetrics.NewGauge(MetricKey(metricCapacity), "executors the config covers at the mean probe latency")
+	seriesCapacityWorst  = appmetrics.NewGauge(MetricKey(metricCapacityWorst), "executors the config covers if every probe times out")
+	seriesVerdictsFresh  = appmetrics.NewGauge(MetricKey(metricVerdictsFresh), "verdicts within verdict-ttl (ok or miss) in the last snapshot")
+	seriesVerdictsOK     = appmetrics.NewGauge(MetricKey(metricVerdictsOK), "fresh ok verdicts in the last snapshot")
+	seriesVerdictsMiss   = appmetrics.NewGauge(MetricKey(metricVerdictsMiss), "fresh miss verdicts in the last snapshot")
+	seriesVerdictsStale  = appmetrics.NewGauge(MetricKey(metricVerdictsStale), "verdicts older than verdict-ttl in the last snapshot (reported unknown)")
+	seriesVerdictsNone   = appmetrics.NewGauge(MetricKey(metricVerdictsNone), "executors never probed yet in the last snapshot (reported unknown)")
+	seriesOldestVerdict  = appmetrics.NewGauge(MetricKey(metricOldestVerdict), "age in seconds of the oldest verdict, or of the wait for a first one")
+	seriesCanariesSent   = appmetrics.NewCounter(MetricKey(MetricCanariesSent), "canary inferences started")
+	seriesCanariesOK     = appmetrics.NewCounter(MetricKey(MetricCanariesOK), "canaries answered 200 with their own inference id")
+	seriesCanariesMiss   = appmetrics.NewCounter(MetricKey(MetricCanariesMiss), "canaries that failed, timed out or answered otherwise")
+	seriesCanaryLatency  = appmetrics.NewSummary(MetricKey(metricCanaryLatency), "canary duration, hung ones included")
+	seriesCanaryInFlight = appmetrics.NewGauge(MetricKey(metricCanaryInFlight), "canaries running")
+	seriesCanaryLag      = appmetrics.NewGauge(MetricKey(metricCanaryLag), "seconds the most overdue canary waits for a slot")
+	seriesCanaryCapacity = appmetrics.NewGauge(MetricKey(metricCanaryCapacity), "executors the canary config covers at the mean latency")
+	seriesReportsKnown   = appmetrics.NewGauge(MetricKey(metricReportsKnown), "executors with a service report in the last Service call")
+	seriesReportsUnknown = appmetrics.NewGauge(MetricKey(metricReportsUnknown), "executors reported unknown in the last Service call")
+	seriesSuspects       = appmetrics.NewGauge(MetricKey(metricSuspects), "executors suspect (chain-marked or a CUSUM above 0)")
+)
+
 func reportProbe(ok bool, start time.Time) {
 	if ok {
-		telemetry.IncrCounter(1, MetricKey(MetricProbesOK)...)
+		seriesProbesOK.Inc()
 	} else {
-		telemetry.IncrCounter(1, MetricKey(MetricProbesMiss)...)
+		seriesProbesMiss.Inc()
 	}
-	telemetry.MeasureSince(start, MetricKey(metricProbeLatency)...)
+	seriesProbeLatency.Observe(appmetrics.Millis(time.Since(start)))
 }
 
-func reportCanarySent() { telemetry.IncrCounter(1, MetricKey(MetricCanariesSent)...) }
+func reportCanarySent() { seriesCanariesSent.Inc() }
 
 func reportCanary(ok bool, start time.Time) {
 	if ok {
-		telemetry.IncrCounter(1, MetricKey(MetricCanariesOK)...)
+		seriesCanariesOK.Inc()
 	} else {
-		telemetry.IncrCounter(1, MetricKey(MetricCanariesMiss)...)
+		seriesCanariesMiss.Inc()
 	}
-	telemetry.MeasureSince(start, MetricKey(metricCanaryLatency)...)
+	seriesCanaryLatency.Observe(appmetrics.Millis(time.Since(start)))
 }
 
 // scheduleGauges is what one group read saw of the schedule.
@@ -73,20 +101,20 @@ type scheduleGauges struct {
 }
 
 func reportSchedule(c Coverage, cc CanaryCoverage, g scheduleGauges) {
-	telemetry.SetGauge(float32(g.inFlight), MetricKey(metricInFlight)...)
-	telemetry.SetGauge(float32(g.lag.Seconds()), MetricKey(metricScheduleLag)...)
-	telemetry.SetGauge(float32(c.Members), MetricKey(metricMembers)...)
-	telemetry.SetGauge(float32(c.Capacity), MetricKey(metricCapacity)...)
-	telemetry.SetGauge(float32(c.WorstCapacity), MetricKey(metricCapacityWorst)...)
-	telemetry.SetGauge(float32(g.canaryInFlight), MetricKey(metricCanaryInFlight)...)
-	telemetry.SetGauge(float32(g.canaryLag.Seconds()), MetricKey(metricCanaryLag)...)
-	telemetry.SetGauge(float32(cc.Capacity), MetricKey(metricCanaryCapacity)...)
-	telemetry.SetGauge(float32(g.suspects), MetricKey(metricSuspects)...)
+	seriesInFlight.Set(float64(g.inFlight))
+	seriesScheduleLag.Set(g.lag.Seconds())
+	seriesMembers.Set(float64(c.Members))
+	seriesCapacity.Set(float64(c.Capacity))
+	seriesCapacityWorst.Set(float64(c.WorstCapacity))
+	seriesCanaryInFlight.Set(float64(g.canaryInFlight))
+	seriesCanaryLag.Set(g.canaryLag.Seconds())
+	seriesCanaryCapacity.Set(float64(cc.Capacity))
+	seriesSuspects.Set(float64(g.suspects))
 }
 
 func reportService(known, unknown int) {
-	telemetry.SetGauge(float32(known), MetricKey(metricReportsKnown)...)
-	telemetry.SetGauge(float32(unknown), MetricKey(metricReportsUnknown)...)
+	seriesReportsKnown.Set(float64(known))
+	seriesReportsUnknown.Set(float64(unknown))
 }
 
 // verdictCounts is what one snapshot saw.
@@ -96,10 +124,10 @@ type verdictCounts struct {
 }
 
 func reportVerdicts(c verdictCounts) {
-	telemetry.SetGauge(float32(c.ok+c.miss), MetricKey(metricVerdictsFresh)...)
-	telemetry.SetGauge(float32(c.ok), MetricKey(metricVerdictsOK)...)
-	telemetry.SetGauge(float32(c.miss), MetricKey(metricVerdictsMiss)...)
-	telemetry.SetGauge(float32(c.stale), MetricKey(metricVerdictsStale)...)
-	telemetry.SetGauge(float32(c.unknown), MetricKey(metricVerdictsNone)...)
-	telemetry.SetGauge(float32(c.oldest.Seconds()), MetricKey(metricOldestVerdict)...)
+	seriesVerdictsFresh.Set(float64(c.ok + c.miss))
+	seriesVerdictsOK.Set(float64(c.ok))
+	seriesVerdictsMiss.Set(float64(c.miss))
+	seriesVerdictsStale.Set(float64(c.stale))
+	seriesVerdictsNone.Set(float64(c.unknown))
+	seriesOldestVerdict.Set(c.oldest.Seconds())
 }

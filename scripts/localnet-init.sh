@@ -59,6 +59,18 @@ canary_config() {
   done
 }
 
+# quiet runs a command with its output hidden, unless it fails: then the
+# script stops and says why, with the command's "Error:" lines or else its
+# last line (the SDK prints its usage, then the error). Without it a
+# genesis the binary refuses (EPOCH_LENGTH not above CB_MAX_COOLDOWN) ended
+# `start` after "initialising" with no reason.
+quiet() {
+  local out why
+  if out=$("$@" 2>&1); then return 0; fi
+  why=$(grep '^Error:' <<<"$out" || awk 'NF { last = $0 } END { print last }' <<<"$out")
+  die "$(basename "$1") ${2:-} ${3:-} failed: $why"
+}
+
 init_network() {
   log "initialising $NUM_VALIDATORS validators and $NUM_EXECUTORS executors in $HOME_DIR"
   rm -rf "$HOME_DIR"
@@ -66,7 +78,7 @@ init_network() {
   local genesis="$(node_home 0)/config/genesis.json"
 
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
-    "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")" >/dev/null 2>&1
+    quiet "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$(node_home "$i")"
   done
   # Every key in one process (one `keys add` each would take minutes at
   # 1,000 executors).
@@ -151,10 +163,10 @@ init_network() {
   for i in $(seq 0 $((NUM_VALIDATORS - 1))); do
     local h; h=$(node_home "$i")
     [ "$i" = 0 ] || cp "$genesis" "$h/config/genesis.json"
-    "$BIN" genesis gentx "val$i" 100000000stake --chain-id "$CHAIN_ID" "${KR[@]}" --home "$h" \
-      --output-document "$n0/config/gentx/val$i.json" >/dev/null 2>&1
+    quiet "$BIN" genesis gentx "val$i" 100000000stake --chain-id "$CHAIN_ID" "${KR[@]}" --home "$h" \
+      --output-document "$n0/config/gentx/val$i.json"
   done
-  "$BIN" genesis collect-gentxs --home "$n0" >/dev/null 2>&1
+  quiet "$BIN" genesis collect-gentxs --home "$n0"
   "$BIN" genesis validate "$genesis" --home "$n0" >/dev/null
 
   local peers; peers=$(validator_peers)

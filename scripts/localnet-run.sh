@@ -64,8 +64,8 @@ cat <<INFO
   REST        $api/...
   executors   $exec0 ... (GET /health, POST /control/dark?mode=refuse|hang, POST /control/up)
               take one dark and watch "breaker: excluded 1", then bring it back for its probe
-  metrics     curl -s $prometheus/metrics (CometBFT)
-              curl -s '$rest/metrics?format=prometheus' (the app: inference_*)
+  metrics     curl -s $prometheus/metrics (CometBFT's cometbft_* and the app's inference_*;
+              docs/prometheus/ has a Prometheus config and the alert rules)
   CLI         ${INFERENCED#"$root"/} q inference participants --home $LOCALNET_HOME/node0
   load        ${LOADGEN#"$root"/} at $LOAD_RATE inferences per block
 

@@ -104,9 +104,9 @@
 #
 # Ports, for node i (0-based) and executor j (0-based), plus PORT_OFFSET:
 #   RPC 26657+100*i, P2P 26656+100*i, ABCI proxy 26658+100*i,
-#   CometBFT Prometheus 26660+100*i, gRPC 9090+100*i, REST 1317+100*i
-#   (the app's metrics: /metrics?format=prometheus), executor j 8080+j (at
-#   most 1010 executors, below the gRPC ports).
+#   Prometheus 26660+100*i (CometBFT's metrics and the app's, /metrics),
+#   gRPC 9090+100*i, REST 1317+100*i, executor j 8080+j (at most 1010
+#   executors, below the gRPC ports).
 # These functions are the one definition: `scripts/localnet.sh ports` prints
 # every port of the network as "<kind> <index> <port>" lines, which is how
 # tests/internal/localnet learns them.

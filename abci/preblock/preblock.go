@@ -10,12 +10,10 @@ import (
 	"fmt"
 
 	abci "github.com/cometbft/cometbft/abci/types"
-
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/abci/proposals"
-	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/appmetrics"
 )
 
 // Breaker is the module's side of the step (the x/inference keeper).
@@ -65,8 +63,8 @@ func (h Handler) WrappedPreBlocker(modules Modules) sdk.PreBlocker {
 		if err != nil {
 			return nil, fmt.Errorf("circuit breaker step: %w", err)
 		}
-		telemetry.IncrCounter(float32(oks), ve.MetricKey("samples", "ok")...)      //nolint:forbidigo // telemetry takes float32; not consensus state
-		telemetry.IncrCounter(float32(misses), ve.MetricKey("samples", "miss")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+		appmetrics.Add(seriesSamplesOK, oks)
+		appmetrics.Add(seriesSamplesMiss, misses)
 		return rsp, nil
 	}
 }

@@ -9,10 +9,10 @@ import (
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"cosmossdk.io/log"
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/abci/ve"
+	"github.com/inferenced/inferenced/appmetrics"
 	"github.com/inferenced/inferenced/x/inference/aggregate"
 	"github.com/inferenced/inferenced/x/inference/service"
 )
@@ -95,7 +95,7 @@ func (h Handler) PrepareProposal() sdk.PrepareProposalHandler {
 		} else if protoSize(built) <= req.MaxTxBytes {
 			bundle = built
 		}
-		telemetry.SetGauge(float32(len(bundle)), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+		appmetrics.Set(seriesBundleSize, len(bundle))
 		inner := *req
 		inner.MaxTxBytes -= protoSize(bundle)
 		resp, err = h.prepare(ctx, &inner)
@@ -136,7 +136,7 @@ func (h Handler) build(ctx sdk.Context, layout Layout, height int64, local abci.
 	}
 	pruned, signed, err := Prune(local, ctx.ChainID(), voteHeight, h.keys(ctx), checker.Check)
 	if dropped := countPruned(local, pruned); dropped > 0 {
-		telemetry.IncrCounter(float32(dropped), ve.MetricKey("pruned_extensions")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+		appmetrics.Add(seriesPrunedExtensions, dropped)
 		h.logger.Debug("pruned invalid vote extensions", "height", height, "count", dropped)
 	}
 	if err != nil {
@@ -215,7 +215,7 @@ func (h Handler) checkBundle(ctx sdk.Context, req *abci.RequestProcessProposal) 
 			err = fmt.Errorf("%w: %s, block %d carries %s", errWrongLayout, b.Layout, req.Height, want)
 		}
 		if err == nil {
-			telemetry.SetGauge(float32(len(txs[0])), ve.MetricKey("bundle_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+			appmetrics.Set(seriesBundleSize, len(txs[0]))
 			err = h.verify(ctx, req.Height, b, req.ProposedLastCommit)
 		}
 		if err != nil {
@@ -234,7 +234,7 @@ func (h Handler) checkBundle(ctx sdk.Context, req *abci.RequestProcessProposal) 
 // verify re-checks a decoded bundle against the block's last commit.
 func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.CommitInfo) error {
 	if isEmpty(b) {
-		telemetry.IncrCounter(1, ve.MetricKey("empty_bundles")...)
+		seriesEmptyBundles.Inc()
 		return nil
 	}
 	voteHeight := height - 1
@@ -262,8 +262,8 @@ func (h Handler) verify(ctx sdk.Context, height int64, b Bundle, last abci.Commi
 			abstained++
 		}
 	}
-	telemetry.SetGauge(float32(len(signed.Votes)-abstained), ve.MetricKey("bundle_votes", "attested")...) //nolint:forbidigo // telemetry takes float32; not consensus state
-	telemetry.SetGauge(float32(abstained), ve.MetricKey("bundle_votes", "abstained")...)                  //nolint:forbidigo // telemetry takes float32; not consensus state
+	appmetrics.Set(seriesVotesAttested, len(signed.Votes)-abstained)
+	appmetrics.Set(seriesVotesAbstained, abstained)
 	ref, err := h.groups.VerdictReference(ctx, voteHeight, epoch, n)
 	if err != nil {
 		return err

@@ -6,9 +6,9 @@ import (
 	abci "github.com/cometbft/cometbft/abci/types"
 
 	"cosmossdk.io/log"
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/appmetrics"
 	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/types"
 	"github.com/inferenced/inferenced/x/inference/verdict"
@@ -60,10 +60,10 @@ func (h Handler) ExtendVote() sdk.ExtendVoteHandler {
 		bz, err := h.extension(ctx, req.Height)
 		if err != nil {
 			h.logger.Debug("abstaining in vote extension", "height", req.Height, "reason", err)
-			telemetry.IncrCounter(1, MetricKey("abstained")...)
+			seriesAbstained.Inc()
 			return abstain, nil
 		}
-		telemetry.SetGauge(float32(len(bz)), MetricKey("extension_size_bytes")...) //nolint:forbidigo // telemetry takes float32; not consensus state
+		appmetrics.Set(seriesExtensionSize, len(bz))
 		return &abci.ResponseExtendVote{VoteExtension: bz}, nil
 	}
 }

@@ -84,6 +84,7 @@ type agentStats struct {
 	Finished int
 	Expired  int
 	Open     int
+	Pruned   int // started, then pruned before the driver settled
 }
 
 func (s *stats) agent(name string, f func(*agentStats)) {
@@ -116,14 +117,14 @@ func (s *stats) printAgents(w io.Writer) {
 	}
 	sort.Strings(names)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "agent\tstarts\trefused\tchain-finished\tchain-expired\tchain-open")
+	fmt.Fprintln(tw, "agent\tstarts\trefused\tchain-finished\tchain-expired\tchain-open\tchain-pruned")
 	for _, n := range names {
 		as := s.byAgent[n]
 		refused := 0
 		for _, c := range as.Refused {
 			refused += c
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", n, as.Starts, refused, as.Finished, as.Expired, as.Open)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", n, as.Starts, refused, as.Finished, as.Expired, as.Open, as.Pruned)
 	}
 	_ = tw.Flush()
 	for _, n := range names {

@@ -37,8 +37,7 @@ func (d *driver) settle(ctx context.Context) error {
 		res, err := d.chain.inference.Inference(ctx, &types.QueryInferenceRequest{InferenceId: s.id, TransferAgent: s.agent.address})
 		switch {
 		case status.Code(err) == codes.NotFound:
-			d.stats.update(s.executor, func(es *executorStats) { es.ChainMissing++ })
-			if err := d.refusedInBlock(ctx, s); err != nil {
+			if err := d.missing(ctx, s); err != nil {
 				return err
 			}
 			continue
@@ -69,22 +68,36 @@ func (d *driver) settle(ctx context.Context) error {
 	return nil
 }
 
-// refusedInBlock counts a start that passed CheckTx but left no inference:
-// its block refused it (an agent stopped during the run is refused there),
-// so it moves from the agent's starts to its refusals, by the chain's reason.
-func (d *driver) refusedInBlock(ctx context.Context, s startedInference) error {
-	res, ok, err := d.chain.committedTx(ctx, s.hash)
+// missing counts a start that passed CheckTx but whose inference the chain
+// no longer has, by what its transaction says (classifyMissing).
+func (d *driver) missing(ctx context.Context, s startedInference) error {
+	res, committed, err := d.chain.committedTx(ctx, s.hash)
 	if err != nil {
-		return err
+		return fmt.Errorf("look up the start of %s: %w", s.id, err)
 	}
-	reason := "start committed but no inference on chain"
-	switch {
-	case !ok:
-		reason = "start never committed"
-	case res.refused != nil:
-		reason = res.refused.Reason
+	pruned, reason := classifyMissing(res, committed)
+	if pruned {
+		d.stats.update(s.executor, func(es *executorStats) { es.ChainPruned++ })
+		d.stats.agent(s.agent.name, func(as *agentStats) { as.Pruned++ })
+		return nil
 	}
+	d.stats.update(s.executor, func(es *executorStats) { es.ChainMissing++ })
 	d.stats.agent(s.agent.name, func(as *agentStats) { as.Starts-- })
 	d.refuse(s.agent.name, errors.New(reason))
 	return nil
+}
+
+// classifyMissing says why a started inference is not on chain: its start
+// never committed or its block refused it (an agent stopped during the run
+// is refused there): a refusal, with its reason; or its start succeeded,
+// so the inference was stored, closed and pruned (inference_retention_epochs)
+// before the driver settled: a start that happened, not a refusal.
+func classifyMissing(res txResult, committed bool) (pruned bool, reason string) {
+	switch {
+	case !committed:
+		return false, "start never committed"
+	case res.refused != nil:
+		return false, res.refused.Reason
+	}
+	return true, ""
 }

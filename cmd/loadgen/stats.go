@@ -11,8 +11,10 @@ import (
 
 // executorStats counts what the driver saw for one executor. Assigned is
 // what GetRandomExecutor routed to it; the chain columns come from querying
-// the inferences after they could no longer be open (chain-refused: the
-// start passed CheckTx but was refused when the block executed it).
+// the inferences after they could no longer be open (chain-pruned: the
+// start succeeded but the inference was pruned before the driver settled;
+// chain-refused: the start passed CheckTx but was refused when the block
+// executed it).
 type executorStats struct {
 	Assigned      int `json:"assigned"`
 	Probes        int `json:"probes"`
@@ -23,6 +25,7 @@ type executorStats struct {
 	ChainFinished int `json:"chain_finished"`
 	ChainExpired  int `json:"chain_expired"`
 	ChainOpen     int `json:"chain_open"`
+	ChainPruned   int `json:"chain_pruned"`
 	ChainMissing  int `json:"chain_missing"`
 }
 
@@ -83,12 +86,12 @@ func (s *stats) print(w io.Writer, names map[string]string) {
 	}
 	sort.Strings(execs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "executor\tkey\tassigned\tprobes\tanswered\tno-answer\tstart-failed\tfinish-failed\tchain-finished\tchain-expired\tchain-open\tchain-refused")
+	fmt.Fprintln(tw, "executor\tkey\tassigned\tprobes\tanswered\tno-answer\tstart-failed\tfinish-failed\tchain-finished\tchain-expired\tchain-open\tchain-pruned\tchain-refused")
 	var total executorStats
 	for _, e := range execs {
 		es := s.byExec[e]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", e, names[e], es.Assigned, es.Probes, es.Answered, es.NoAnswer,
-			es.StartFailed, es.FinishFailed, es.ChainFinished, es.ChainExpired, es.ChainOpen, es.ChainMissing)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", e, names[e], es.Assigned, es.Probes, es.Answered, es.NoAnswer,
+			es.StartFailed, es.FinishFailed, es.ChainFinished, es.ChainExpired, es.ChainOpen, es.ChainPruned, es.ChainMissing)
 		total.Assigned += es.Assigned
 		total.Answered += es.Answered
 		total.NoAnswer += es.NoAnswer

@@ -20,7 +20,7 @@ import (
 	"github.com/cosmos/cosmos-sdk/std"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
-	"github.com/inferenced/inferenced/app"
+	"github.com/inferenced/inferenced/app/chainconfig"
 )
 
 // maxKeys bounds one run.
@@ -67,7 +67,7 @@ func run(args []string, stdout io.Writer) error {
 		}
 		seen[n] = true
 	}
-	registry, err := app.NewInterfaceRegistry()
+	registry, err := chainconfig.NewInterfaceRegistry()
 	if err != nil {
 		return err
 	}

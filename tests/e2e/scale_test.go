@@ -189,7 +189,7 @@ func runScale(t *testing.T, cfg ln.Config, faults *scaleFaults) scaleFigures {
 	if err := load.Stop(); err != nil {
 		t.Logf("load driver: %v", err)
 	}
-	if h, err := n.CometMetrics(0); err != nil || h.Sum("cometbft_consensus_height") < float64(to) {
+	if h, err := n.NodeMetrics(0); err != nil || h.Sum("cometbft_consensus_height") < float64(to) {
 		t.Errorf("CometBFT metrics of validator 0: height %v, want >= %d (%v)", h.Sum("cometbft_consensus_height"), to, err)
 	}
 

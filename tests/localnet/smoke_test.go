@@ -25,6 +25,10 @@ func TestLocalnetSmoke(t *testing.T) {
 	n := ln.Start(t, cfg)
 	exec0, exec1 := n.ExecutorAddr(0), n.ExecutorAddr(1)
 
+	t.Run("every documented metric is served once per node", func(t *testing.T) {
+		checkDocumentedMetricsServedOnce(t, n, cfg.Validators)
+	})
+
 	t.Run("register an executor by transaction", func(t *testing.T) {
 		if _, err := n.CLI("keys", "add", "newexec", "--keyring-backend", "test", "--keyring-dir", n.KeysDir); err != nil {
 			t.Fatal(err)

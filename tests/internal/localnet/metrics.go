@@ -29,14 +29,25 @@ func (m Metrics) Sum(name string) float64 {
 	return sum
 }
 
-// AppMetrics reads validator i's app telemetry (the REST server's
-// /metrics?format=prometheus; the script turns telemetry on).
-func (n *Net) AppMetrics(i int) (Metrics, error) {
-	return readMetrics(n.REST(i) + "/metrics?format=prometheus")
+// Has reports whether any series of metric name is in m.
+func (m Metrics) Has(name string) bool {
+	for series := range m {
+		if series == name || strings.HasPrefix(series, name+"{") {
+			return true
+		}
+	}
+	return false
 }
 
-// CometMetrics reads validator i's CometBFT metrics (instrumentation).
-func (n *Net) CometMetrics(i int) (Metrics, error) { return readMetrics(n.Prometheus(i) + "/metrics") }
+// NodeMetrics reads validator i's Prometheus endpoint (CometBFT's
+// instrumentation port), which serves CometBFT's series (cometbft_*) and
+// the app's (inference_*; the script turns telemetry on): the one
+// endpoint a Prometheus scrapes per node (docs/metrics.md).
+func (n *Net) NodeMetrics(i int) (Metrics, error) { return readMetrics(n.Prometheus(i) + "/metrics") }
+
+// RESTPrometheus is validator i's REST server's Prometheus format, which
+// serves no series (404): the app's are on NodeMetrics' endpoint.
+func (n *Net) RESTPrometheus(i int) string { return n.REST(i) + "/metrics?format=prometheus" }
 
 // maxMetricsLine bounds one line of an endpoint's answer.
 const maxMetricsLine = 64 << 10

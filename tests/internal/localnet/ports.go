@@ -101,11 +101,11 @@ func (n *Net) RPCAddr() string {
 	return fmt.Sprintf("tcp://127.0.0.1:%d", n.ports.port(portRPC, 0))
 }
 
-// REST is validator i's REST (gRPC gateway) server, which also serves the
-// app's metrics (/metrics?format=prometheus).
+// REST is validator i's REST (gRPC gateway) server.
 func (n *Net) REST(i int) string { return localURL(n.ports.port(portREST, i)) }
 
-// Prometheus is validator i's CometBFT metrics endpoint (/metrics).
+// Prometheus is validator i's Prometheus endpoint (/metrics): CometBFT's
+// series and the app's.
 func (n *Net) Prometheus(i int) string { return localURL(n.ports.port(portPrometheus, i)) }
 
 // GRPC is validator i's gRPC address, host:port.

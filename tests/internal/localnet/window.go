@@ -1,18 +1,15 @@
 package localnet
 
 import (
-	"strings"
 	"time"
 
+	"github.com/inferenced/inferenced/appmetrics"
 	"github.com/inferenced/inferenced/monitor"
 )
 
 // ProbeMetrics are the app metrics counting the health monitor's probes,
-// as the app's Prometheus endpoint names them (monitor.MetricKey's keys
-// joined by "_", as go-metrics does).
-var ProbeMetrics = []string{metricName(monitor.MetricKey(monitor.MetricProbesOK)), metricName(monitor.MetricKey(monitor.MetricProbesMiss))}
-
-func metricName(key []string) string { return strings.Join(key, "_") }
+// as the node's Prometheus endpoint names them (appmetrics.Name).
+var ProbeMetrics = []string{appmetrics.Name(monitor.MetricKey(monitor.MetricProbesOK)), appmetrics.Name(monitor.MetricKey(monitor.MetricProbesMiss))}
 
 // Window measures what a network's processes use between StartWindow and
 // End: CPU per validator and of the executor fleet, and the monitors'
@@ -63,7 +60,7 @@ func (w *Window) read() (cpu []time.Duration, fleet time.Duration, probes []floa
 	n.t.Helper()
 	for i := range n.cfg.validators() {
 		cpu = append(cpu, n.ValidatorCPU(i))
-		m, err := n.AppMetrics(i)
+		m, err := n.NodeMetrics(i)
 		if err != nil {
 			n.t.Fatalf("validator %d's app metrics: %v", i, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
 	"github.com/inferenced/inferenced/x/inference/breaker"
@@ -132,6 +131,6 @@ func (c *capTracker) emitRefusal(ctx context.Context) error {
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(ev); err != nil {
 		return fmt.Errorf("emit cap event: %w", err)
 	}
-	telemetry.IncrCounter(1, metricCapRefusals...)
+	seriesCapRefusals.Inc()
 	return nil
 }

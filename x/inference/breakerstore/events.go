@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
-	"github.com/hashicorp/go-metrics"
 
+	"github.com/inferenced/inferenced/appmetrics"
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/evidence"
 	"github.com/inferenced/inferenced/x/inference/judge"
@@ -20,14 +19,43 @@ func MetricKey(name ...string) []string {
 	return append([]string{types.ModuleName, "breaker"}, name...)
 }
 
+// Edges are the (from, to, reason) transitions the breaker makes
+// (breaker.Observe, breaker.Promote): their series of
+// inference_breaker_transitions exist at zero from the start.
+var Edges = []breaker.Transition{
+	{From: breaker.Healthy, To: breaker.Excluded, Reason: breaker.ReasonMissRate},
+	{From: breaker.Healthy, To: breaker.Excluded, Reason: breaker.ReasonConsecutiveMisses},
+	{From: breaker.Excluded, To: breaker.Probe, Reason: breaker.ReasonCooldownPassed},
+	{From: breaker.Probe, To: breaker.Excluded, Reason: breaker.ReasonProbeMissed},
+	{From: breaker.Probe, To: breaker.Healthy, Reason: breaker.ReasonProbeSucceeded},
+	{From: breaker.Probe, To: breaker.Healthy, Reason: breaker.ReasonAttestedOK},
+	{From: breaker.Probe, To: breaker.Healthy, Reason: breaker.ReasonServiceOK},
+}
+
+func edgeLabels(t breaker.Transition) []string {
+	return []string{t.From.String(), t.To.String(), t.Reason.String()}
+}
+
+func knownEdges() [][]string {
+	out := make([][]string, len(Edges))
+	for i, t := range Edges {
+		out[i] = edgeLabels(t)
+	}
+	return out
+}
+
+// The breaker's series (appmetrics: each exists at zero from the start).
 var (
-	metricTransitions = MetricKey("transitions")
-	metricCapRefusals = MetricKey("cap_refusals")
-	metricExcluded    = MetricKey("excluded")
-	metricProbing     = MetricKey("probing")
-	metricServiceOK   = MetricKey("service_samples", "ok")
-	metricScoped      = MetricKey("scoped")
-	metricServiceMiss = MetricKey("service_samples", "miss")
+	seriesTransitions = appmetrics.NewCounterVec(MetricKey("transitions"), "breaker state transitions",
+		[]string{"from", "to", "reason"}, knownEdges())
+	seriesCapRefusals   = appmetrics.NewCounter(MetricKey("cap_refusals"), "exclusions refused by health_cb_max_excluded_weight_pct")
+	seriesExcluded      = appmetrics.NewGauge(MetricKey("excluded"), "executors EXCLUDED after the block's breaker step")
+	seriesProbing       = appmetrics.NewGauge(MetricKey("probing"), "executors in PROBE after the block's breaker step")
+	seriesServiceOK     = appmetrics.NewCounter(MetricKey("service_samples", "ok"), "service samples applied, ok")
+	seriesServiceMiss   = appmetrics.NewCounter(MetricKey("service_samples", "miss"), "service samples applied, miss (canaries failing against the peers' median)")
+	seriesScoped        = appmetrics.NewCounter(MetricKey("scoped"), "traffic trips of an executor the canaries see serving, scoped to the failing agents")
+	seriesMissesHeld    = appmetrics.NewCounter(MetricKey("traffic_misses_held"), "traffic misses held for corroboration")
+	seriesMissesCounted = appmetrics.NewCounter(MetricKey("traffic_misses_counted"), "traffic misses counted against their executor")
 )
 
 // emitTransition reports one state change as a typed event, a log line at
@@ -53,10 +81,7 @@ func (s Store) emitTransition(ctx context.Context, e entry, t breaker.Transition
 	sdkCtx := sdk.UnwrapSDKContext(ctx)
 	sdkCtx.Logger().Debug("breaker transition", "module", types.ModuleName, "executor", address,
 		"from", t.From.String(), "to", t.To.String(), "reason", t.Reason.String(), "height", height)
-	telemetry.IncrCounterWithLabels(metricTransitions, 1, []metrics.Label{
-		telemetry.NewLabel("from", t.From.String()), telemetry.NewLabel("to", t.To.String()),
-		telemetry.NewLabel("reason", t.Reason.String()),
-	})
+	seriesTransitions.WithLabelValues(edgeLabels(t)...).Inc()
 	if err := sdkCtx.EventManager().EmitTypedEvent(ev); err != nil {
 		return fmt.Errorf("emit breaker event: %w", err)
 	}
@@ -77,20 +102,15 @@ func (s Store) reportGauges(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("walk health gates: %w", err)
 	}
-	telemetry.SetGauge(float32(excluded), metricExcluded...) //nolint:forbidigo // telemetry takes float32; not consensus state
-	telemetry.SetGauge(float32(probing), metricProbing...)   //nolint:forbidigo // telemetry takes float32; not consensus state
+	appmetrics.Set(seriesExcluded, excluded)
+	appmetrics.Set(seriesProbing, probing)
 	return nil
 }
 
 func resetGauges() {
-	telemetry.SetGauge(0, metricExcluded...)
-	telemetry.SetGauge(0, metricProbing...)
+	seriesExcluded.Set(0)
+	seriesProbing.Set(0)
 }
-
-var (
-	metricMissesHeld    = MetricKey("traffic_misses_held")
-	metricMissesCounted = MetricKey("traffic_misses_counted")
-)
 
 // emitHeld reports a traffic miss that nothing corroborates yet.
 func (s Store) emitHeld(ctx context.Context, e entry, o judge.Outcome, height int64) error {
@@ -98,7 +118,7 @@ func (s Store) emitHeld(ctx context.Context, e entry, o judge.Outcome, height in
 	if err != nil {
 		return fmt.Errorf("encode executor: %w", err)
 	}
-	telemetry.IncrCounter(1, metricMissesHeld...)
+	seriesMissesHeld.Inc()
 	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventTrafficMissHeld{
 		Executor: address, Agent: o.Agent, StartHeight: o.Start, Probe: o.Probe,
 		Held: e.ledger.Held(), Height: height,
@@ -115,7 +135,7 @@ func (s Store) emitCounted(ctx context.Context, e entry, v evidence.Verdict, hei
 	if err != nil {
 		return fmt.Errorf("encode executor: %w", err)
 	}
-	telemetry.IncrCounter(1, metricMissesCounted...)
+	seriesMissesCounted.Inc()
 	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventTrafficMissCounted{
 		Executor: address, Agent: v.Miss.Agent, StartHeight: v.Miss.Start,
 		ByAttestation: v.ByAttestation, WasHeld: v.WasHeld, Height: height,
@@ -133,7 +153,7 @@ func (s Store) emitScoped(ctx context.Context, e entry, t breaker.Transition, he
 	if err != nil {
 		return fmt.Errorf("encode executor: %w", err)
 	}
-	telemetry.IncrCounter(1, metricScoped...)
+	seriesScoped.Inc()
 	err = sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(&types.EventExecutorScoped{
 		Executor: address, TransferAgents: e.scope.Agents, ScopedUntil: e.scope.Until, Scopes: e.rec.Scopes,
 		Samples: t.Samples, Misses: t.Misses, Height: height,

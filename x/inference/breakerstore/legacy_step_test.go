@@ -15,7 +15,8 @@ package breakerstore
 //	  -e 's/\bnewCapTracker\b/newLegacyCapTracker/g' \
 //	  -e 's| //nolint:forbidigo // telemetry takes float32; not consensus state||'
 //
-// then gofmt. legacy embeds Store, so the helpers the write-back step did
+// then gofmt; since, its go-metrics telemetry calls count the appmetrics
+// series instead, as today's code does. legacy embeds Store, so the helpers the write-back step did
 // not change (the queue, the events, the entries, Store.save's and
 // Store.load's own callers) are shared.
 
@@ -27,9 +28,9 @@ import (
 
 	"cosmossdk.io/collections"
 
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/appmetrics"
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/service"
@@ -228,8 +229,8 @@ func (st *legacyStep) applyService() error {
 			st.out.ServiceOKs++
 		}
 	}
-	telemetry.IncrCounter(float32(st.out.ServiceOKs), metricServiceOK...)
-	telemetry.IncrCounter(float32(st.out.ServiceMisses), metricServiceMiss...)
+	appmetrics.Add(seriesServiceOK, st.out.ServiceOKs)
+	appmetrics.Add(seriesServiceMiss, st.out.ServiceMisses)
 	return nil
 }
 
@@ -632,7 +633,7 @@ func (c *legacyCapTracker) emitRefusal(ctx context.Context) error {
 	if err := sdk.UnwrapSDKContext(ctx).EventManager().EmitTypedEvent(ev); err != nil {
 		return fmt.Errorf("emit cap event: %w", err)
 	}
-	telemetry.IncrCounter(1, metricCapRefusals...)
+	seriesCapRefusals.Inc()
 	return nil
 }
 

@@ -6,9 +6,9 @@ import (
 
 	"cosmossdk.io/collections"
 
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 
+	"github.com/inferenced/inferenced/appmetrics"
 	"github.com/inferenced/inferenced/x/inference/breaker"
 	"github.com/inferenced/inferenced/x/inference/judge"
 	"github.com/inferenced/inferenced/x/inference/service"
@@ -254,8 +254,8 @@ func (st *step) applyService() error {
 			st.out.ServiceOKs++
 		}
 	}
-	telemetry.IncrCounter(float32(st.out.ServiceOKs), metricServiceOK...)      //nolint:forbidigo // telemetry takes float32; not consensus state
-	telemetry.IncrCounter(float32(st.out.ServiceMisses), metricServiceMiss...) //nolint:forbidigo // telemetry takes float32; not consensus state
+	appmetrics.Add(seriesServiceOK, st.out.ServiceOKs)
+	appmetrics.Add(seriesServiceMiss, st.out.ServiceMisses)
 	return nil
 }
 

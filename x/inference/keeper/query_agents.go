@@ -7,7 +7,6 @@ import (
 	"cosmossdk.io/collections"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/inferenced/inferenced/x/inference/agents"
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -25,15 +24,15 @@ func (k Keeper) agentViewContext(ctx context.Context) (types.Params, uint64, err
 
 func (q queryServer) TransferAgent(ctx context.Context, req *types.QueryTransferAgentRequest) (*types.QueryTransferAgentResponse, error) {
 	if req == nil {
-		return nil, status.Error(codes.InvalidArgument, "empty request")
+		return nil, queryErr(codes.InvalidArgument, "empty request")
 	}
 	addr, err := q.k.addressCodec.StringToBytes(req.Address)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "address %q: %v", req.Address, err)
+		return nil, queryErrf(codes.InvalidArgument, "address %q: %v", req.Address, err)
 	}
 	ta, err := q.k.agents.Get(ctx, addr)
 	if errors.Is(err, collections.ErrNotFound) {
-		return nil, status.Errorf(codes.NotFound, "%s is not a registered transfer agent", req.Address)
+		return nil, queryErrf(codes.NotFound, "%s is not a registered transfer agent", req.Address)
 	}
 	if err != nil {
 		return nil, grpcError(err)
@@ -55,7 +54,7 @@ func (q queryServer) TransferAgents(ctx context.Context, req *types.QueryTransfe
 	}
 	views, page, err := q.k.agents.Page(ctx, req.Pagination, params, index)
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, queryErr(codes.InvalidArgument, err.Error())
 	}
 	return &types.QueryTransferAgentsResponse{Agents: views, Pagination: page}, nil
 }

@@ -4,18 +4,17 @@ import (
 	"context"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/inferenced/inferenced/x/inference/types"
 )
 
 func (q queryServer) ExecutorHealth(ctx context.Context, req *types.QueryExecutorHealthRequest) (*types.QueryExecutorHealthResponse, error) {
 	if req == nil {
-		return nil, status.Error(codes.InvalidArgument, "empty request")
+		return nil, queryErr(codes.InvalidArgument, "empty request")
 	}
 	addr, err := q.k.addressCodec.StringToBytes(req.Address)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "address %q: %v", req.Address, err)
+		return nil, queryErrf(codes.InvalidArgument, "address %q: %v", req.Address, err)
 	}
 	params, err := q.k.Params.Get(ctx)
 	if err != nil {
@@ -38,7 +37,7 @@ func (q queryServer) ExcludedExecutors(ctx context.Context, req *types.QueryExcl
 	}
 	out, page, err := q.k.breaker.NotHealthy(ctx, req.Pagination, params.BreakerParams())
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, queryErr(codes.InvalidArgument, err.Error())
 	}
 	return &types.QueryExcludedExecutorsResponse{Executors: out, Pagination: page}, nil
 }

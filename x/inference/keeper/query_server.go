@@ -10,7 +10,6 @@ import (
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/cosmos/cosmos-sdk/types/query"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/inferenced/inferenced/x/inference/selection"
 	"github.com/inferenced/inferenced/x/inference/types"
@@ -43,11 +42,11 @@ func grpcError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, collections.ErrNotFound), errors.Is(err, types.ErrNoEpoch), errors.Is(err, types.ErrInferenceNotFound):
-		return status.Error(codes.NotFound, err.Error())
+		return queryErr(codes.NotFound, err.Error())
 	case errors.Is(err, types.ErrNoExecutor):
-		return status.Error(codes.FailedPrecondition, err.Error())
+		return queryErr(codes.FailedPrecondition, err.Error())
 	default:
-		return status.Error(codes.Internal, err.Error())
+		return queryErr(codes.Internal, err.Error())
 	}
 }
 
@@ -61,11 +60,11 @@ func (q queryServer) Params(ctx context.Context, _ *types.QueryParamsRequest) (*
 
 func (q queryServer) Participant(ctx context.Context, req *types.QueryParticipantRequest) (*types.QueryParticipantResponse, error) {
 	if req == nil {
-		return nil, status.Error(codes.InvalidArgument, "empty request")
+		return nil, queryErr(codes.InvalidArgument, "empty request")
 	}
 	addr, err := q.k.addressCodec.StringToBytes(req.Address)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "address %q: %v", req.Address, err)
+		return nil, queryErrf(codes.InvalidArgument, "address %q: %v", req.Address, err)
 	}
 	p, err := q.k.Participants.Get(ctx, addr)
 	if err != nil {
@@ -81,7 +80,7 @@ func (q queryServer) Participants(ctx context.Context, req *types.QueryParticipa
 	participants, page, err := query.CollectionPaginate(ctx, q.k.Participants, req.Pagination,
 		func(_ sdk.AccAddress, p types.Participant) (types.Participant, error) { return p, nil })
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, queryErr(codes.InvalidArgument, err.Error())
 	}
 	return &types.QueryParticipantsResponse{Participants: participants, Pagination: page}, nil
 }
@@ -113,14 +112,14 @@ func (q queryServer) EpochGroup(ctx context.Context, _ *types.QueryEpochGroupReq
 
 func (q queryServer) Inference(ctx context.Context, req *types.QueryInferenceRequest) (*types.QueryInferenceResponse, error) {
 	if req == nil {
-		return nil, status.Error(codes.InvalidArgument, "empty request")
+		return nil, queryErr(codes.InvalidArgument, "empty request")
 	}
 	if err := types.ValidateInferenceID(req.InferenceId); err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, queryErr(codes.InvalidArgument, err.Error())
 	}
 	agent, err := q.k.transferAgentArg(req.TransferAgent)
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, queryErr(codes.InvalidArgument, err.Error())
 	}
 	inf, err := q.k.Inference(ctx, agent, req.InferenceId)
 	if err != nil {
@@ -131,10 +130,10 @@ func (q queryServer) Inference(ctx context.Context, req *types.QueryInferenceReq
 
 func (q queryServer) GetRandomExecutor(ctx context.Context, req *types.QueryGetRandomExecutorRequest) (*types.QueryGetRandomExecutorResponse, error) {
 	if req == nil {
-		return nil, status.Error(codes.InvalidArgument, "empty request")
+		return nil, queryErr(codes.InvalidArgument, "empty request")
 	}
 	if err := types.ValidateModel(req.Model); err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, queryErr(codes.InvalidArgument, err.Error())
 	}
 	// A query reads the last committed block; the start it informs executes
 	// in the next one, so the stages are evaluated as of that block. The
