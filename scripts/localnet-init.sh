@@ -219,8 +219,8 @@ configure_node() {
   fi
   canary_config "$app"
   if [ "$TELEMETRY" = 1 ]; then
-    # CometBFT's metrics on their own port; the app's (go-metrics, kept
-    # 60 s after their last update) on the REST server's /metrics.
+    # One endpoint per node serves every series, CometBFT's and the
+    # app's inference_* (docs/metrics.md); the app's need telemetry on.
     toml_set "$cfg" instrumentation prometheus true
     toml_set "$cfg" instrumentation prometheus_listen_addr "\"127.0.0.1:$(prom_port "$i")\""
     toml_set "$app" telemetry enabled true
