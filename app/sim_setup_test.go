@@ -87,4 +87,20 @@ func checkInferenceInvariants(tb testing.TB, app *App) {
 	tb.Helper()
 	ctx := app.NewContext(true)
 	require.NoError(tb, inferencesim.Invariants(ctx, app.InferenceKeeper, app.BankKeeper), "x/inference invariants at height %d", app.LastBlockHeight())
+	gs, err := app.InferenceKeeper.ExportGenesis(ctx)
+	require.NoError(tb, err)
+	statuses := map[string]int{}
+	for _, inf := range gs.Inferences {
+		statuses[inf.Status.String()]++
+	}
+	states := map[string]int{}
+	for _, h := range gs.ExecutorHealth {
+		states[h.State.String()]++
+	}
+	epoch := uint64(0)
+	if gs.Epoch != nil {
+		epoch = gs.Epoch.Index
+	}
+	tb.Logf("x/inference at height %d: epoch %d, %d participants, %d transfer agents, inferences %v, breaker records %v, %d pending samples",
+		app.LastBlockHeight(), epoch, len(gs.Participants), len(gs.TransferAgents), statuses, states, len(gs.PendingSamples))
 }

@@ -152,6 +152,9 @@ func (e env) finishInference(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context
 	if !ok {
 		return skip(msg, "executor is not a sim account"), nil, nil
 	}
+	if !closed && flaky(exec) && chance(r, 75) {
+		return skip(msg, "flaky executor drops the inference (it will expire)"), nil, nil
+	}
 	msg.Creator, msg.InferenceId, msg.TransferAgent = inf.Executor, id, inf.TransferAgent
 	switch n := r.Intn(100); {
 	case closed:
@@ -172,3 +175,9 @@ func (e env) finishInference(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context
 	}
 	return e.deliver(r, app, ctx, chainID, exec, msg, valid())
 }
+
+// flaky marks one executor in four, by address, as one that finishes only
+// a quarter of what it is asked: its inferences expire, the agents' misses
+// corroborate each other, and the circuit breaker and the SPRT get to
+// exclude, probe and restore it.
+func flaky(acc simtypes.Account) bool { return acc.Address[len(acc.Address)-1]%4 == 0 }

@@ -20,7 +20,8 @@ import (
 
 // Operation weights: the keys a -Params file may set, and their defaults.
 // Starts and finishes dominate, as on a live chain; registrations come
-// often enough to fill the small registries RandomParams draws.
+// often enough to fill the small registries RandomParams draws. Together
+// they are about half of all operations (the SDK modules' weigh ~1,000).
 const (
 	OpWeightRegisterParticipant   = "op_weight_msg_register_participant"
 	OpWeightUpdateParticipant     = "op_weight_msg_update_participant"
@@ -32,15 +33,15 @@ const (
 	OpWeightUpdateParams          = "op_weight_msg_update_params"
 	OpWeightInvariants            = "op_weight_inference_invariants"
 
-	DefaultWeightRegisterParticipant   = 20
-	DefaultWeightUpdateParticipant     = 10
-	DefaultWeightDeregisterParticipant = 3
-	DefaultWeightRegisterTransferAgent = 12
-	DefaultWeightLeaveTransferAgent    = 2
-	DefaultWeightStartInference        = 60
-	DefaultWeightFinishInference       = 45
-	DefaultWeightUpdateParams          = 2
-	DefaultWeightInvariants            = 3
+	DefaultWeightRegisterParticipant   = 40
+	DefaultWeightUpdateParticipant     = 15
+	DefaultWeightDeregisterParticipant = 5
+	DefaultWeightRegisterTransferAgent = 25
+	DefaultWeightLeaveTransferAgent    = 4
+	DefaultWeightStartInference        = 200
+	DefaultWeightFinishInference       = 150
+	DefaultWeightUpdateParams          = 5
+	DefaultWeightInvariants            = 10
 )
 
 // AccountKeeper is what the operations read of x/auth: account numbers and

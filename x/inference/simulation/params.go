@@ -70,6 +70,17 @@ func RandomParams(r *rand.Rand) types.Params {
 	p.TransferAgentMissAllowance = between(r, 0, 20)
 	p.TransferAgentMissAllowancePct = between(r, 0, 100)
 	p.HealthCbTrafficMinAgents = between(r, 1, 4)
+	if r.Intn(2) == 0 {
+		// A sensitive traffic rule half of the time, so that the flaky
+		// executors (flaky) are excluded, probed and restored within a
+		// short run, with agents that keep their standing meanwhile.
+		p.HealthCbTrafficWindowSamples = between(r, 4, 12)
+		p.HealthCbTrafficMinSamples = between(r, 2, 4)
+		p.HealthCbTrafficMissThresholdPct = between(r, 10, 40)
+		p.HealthCbTrafficConsecutiveMisses = between(r, 2, 4)
+		p.HealthCbTrafficMinAgents = between(r, 1, 2)
+		p.TransferAgentMissAllowance = between(r, 20, 200)
+	}
 
 	perWeight := between(r, 1, 10_000)
 	p.ParticipantBondPerWeight = math.NewIntFromUint64(perWeight)
