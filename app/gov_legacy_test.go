@@ -22,9 +22,7 @@ import (
 // transaction. It is refused with ErrNoProposalHandlerExists now; the
 // chain handles no legacy content.
 func TestLegacyProposalIsRefusedWithoutPanic(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
-	require.NoError(t, err)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 1})
+	a, ctx := newTestApp(t)
 	require.NoError(t, a.GovKeeper.Params.Set(ctx, govv1.DefaultParams()))
 	authority := a.GovKeeper.GetGovernanceAccount(ctx).GetAddress().String()
 	content, err := govv1.NewLegacyContent(govv1beta1.NewTextProposal("title", "description"), authority)
@@ -35,4 +33,13 @@ func TestLegacyProposalIsRefusedWithoutPanic(t *testing.T) {
 		_, err = govkeeper.NewMsgServerImpl(&a.GovKeeper).SubmitProposal(ctx, msg)
 	})
 	require.ErrorIs(t, err, govtypes.ErrNoProposalHandlerExists)
+}
+
+// newTestApp is a loaded app over an in-memory database and a context at
+// height 1 that writes straight to its stores.
+func newTestApp(t *testing.T) (*App, sdk.Context) {
+	t.Helper()
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	require.NoError(t, err)
+	return a, a.NewUncachedContext(false, cmtproto.Header{Height: 1})
 }

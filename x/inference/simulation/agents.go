@@ -74,28 +74,13 @@ func (e env) registerTransferAgent(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.C
 // that is no agent, leaving twice.
 func (e env) leaveTransferAgent(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, accs []simtypes.Account, chainID string,
 ) (simtypes.OperationMsg, []simtypes.FutureOperation, error) {
-	msg := &types.MsgLeaveTransferAgent{}
-	tas, err := transferAgents(ctx, e.k)
-	if err != nil {
-		return skip(msg, "walk agents"), nil, err
-	}
-	if len(tas) == 0 || chance(r, 10) {
-		acc, ok := stranger(r, accs, e.isAgent(ctx))
-		if !ok {
-			return skip(msg, "no account that is not an agent"), nil, nil
-		}
-		msg.Creator = acc.Address.String()
-		return e.deliver(r, app, ctx, chainID, acc, msg, invalid(types.ErrNotTransferAgent, "leave by an account that is no agent"))
-	}
-	ta := tas[r.Intn(len(tas))]
-	acc, ok := simAccount(accs, ta.Address)
-	if !ok {
-		return skip(msg, "agent is not a sim account"), nil, nil
-	}
-	msg.Creator = ta.Address
-	o := valid()
-	if ta.LeavingEpoch != 0 {
-		o = invalid(types.ErrAgentLeaving, "leaving twice")
-	}
-	return e.deliver(r, app, ctx, chainID, acc, msg, o)
+	return e.leave(r, app, ctx, accs, chainID, func(c string) sdk.Msg { return &types.MsgLeaveTransferAgent{Creator: c} },
+		func(ctx sdk.Context) ([]holder, error) {
+			tas, err := transferAgents(ctx, e.k)
+			hs := make([]holder, len(tas))
+			for i, ta := range tas {
+				hs[i] = holder{address: ta.Address, leaving: ta.LeavingEpoch}
+			}
+			return hs, err
+		}, e.isAgent(ctx), types.ErrNotTransferAgent, types.ErrAgentLeaving)
 }

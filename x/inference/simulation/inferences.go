@@ -28,12 +28,8 @@ func (e env) startInference(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context,
 		return skip(msg, "walk agents"), nil, err
 	}
 	if len(tas) == 0 || chance(r, 5) {
-		acc, ok := stranger(r, accs, e.isAgent(ctx))
-		if !ok {
-			return skip(msg, "no account that is not an agent"), nil, nil
-		}
-		msg.Creator, msg.Executor = acc.Address.String(), acc.Address.String()
-		return e.deliver(r, app, ctx, chainID, acc, msg, invalid(types.ErrNotTransferAgent, "start by an account that is no agent"))
+		return e.fromStranger(r, app, ctx, accs, chainID, msg, func(a string) { msg.Creator, msg.Executor = a, a }, e.isAgent(ctx),
+			invalid(types.ErrNotTransferAgent, "start by an account that is no agent"))
 	}
 	ta := tas[r.Intn(len(tas))]
 	acc, ok := simAccount(accs, ta.Address)

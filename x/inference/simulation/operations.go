@@ -145,3 +145,54 @@ func skip(msg sdk.Msg, why string) simtypes.OperationMsg {
 
 // chance is true with probability pct/100.
 func chance(r *rand.Rand, pct int) bool { return r.Intn(100) < pct }
+
+// fromStranger delivers msg, signed by a random account for which is
+// reports false (setSigner names it in msg), expecting want.
+func (e env) fromStranger(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, accs []simtypes.Account, chainID string,
+	msg sdk.Msg, setSigner func(string), is func(sdk.AccAddress) bool, want outcome,
+) (simtypes.OperationMsg, []simtypes.FutureOperation, error) {
+	acc, ok := stranger(r, accs, is)
+	if !ok {
+		return skip(msg, "no account to send it from"), nil, nil
+	}
+	setSigner(acc.Address.String())
+	return e.deliver(r, app, ctx, chainID, acc, msg, want)
+}
+
+// holder is a bond holder, participant or agent: its address and the epoch
+// it asked to leave in (0: serving).
+type holder struct {
+	address string
+	leaving uint64
+}
+
+// leave is the shape both leaving messages share: mostly a random holder
+// leaves (leaving twice is refused with leavingErr); sometimes an account
+// that holds nothing asks (notHolder). newMsg builds the message its
+// signer sends.
+func (e env) leave(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, accs []simtypes.Account, chainID string,
+	newMsg func(signer string) sdk.Msg, holders func(sdk.Context) ([]holder, error), is func(sdk.AccAddress) bool,
+	notHolder, leavingErr error,
+) (simtypes.OperationMsg, []simtypes.FutureOperation, error) {
+	hs, err := holders(ctx)
+	if err != nil {
+		return skip(newMsg(""), "walk bond holders"), nil, err
+	}
+	if len(hs) == 0 || chance(r, 10) {
+		acc, ok := stranger(r, accs, is)
+		if !ok {
+			return skip(newMsg(""), "no account to send it from"), nil, nil
+		}
+		return e.deliver(r, app, ctx, chainID, acc, newMsg(acc.Address.String()), invalid(notHolder, "leave by an account that holds no bond"))
+	}
+	h := hs[r.Intn(len(hs))]
+	acc, ok := simAccount(accs, h.address)
+	if !ok {
+		return skip(newMsg(h.address), "bond holder is not a sim account"), nil, nil
+	}
+	o := valid()
+	if h.leaving != 0 {
+		o = invalid(leavingErr, "leaving twice")
+	}
+	return e.deliver(r, app, ctx, chainID, acc, newMsg(h.address), o)
+}

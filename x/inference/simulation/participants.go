@@ -49,13 +49,9 @@ func (e env) affordable(ctx sdk.Context, r *rand.Rand, addr sdk.AccAddress, lo m
 func (e env) registerParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, accs []simtypes.Account, chainID string,
 ) (simtypes.OperationMsg, []simtypes.FutureOperation, error) {
 	msg := &types.MsgRegisterParticipant{InferenceUrl: randomURL(r), Models: randomModels(r), PocAvailable: r.Intn(4) != 0}
-	params, err := e.k.Params.Get(ctx)
+	params, ps, err := e.participantState(ctx)
 	if err != nil {
-		return skip(msg, "no params"), nil, err
-	}
-	ps, err := participants(ctx, e.k)
-	if err != nil {
-		return skip(msg, "walk participants"), nil, err
+		return skip(msg, "read params and participants"), nil, err
 	}
 	if len(ps) > 0 && chance(r, 10) { // duplicate registration
 		p := ps[r.Intn(len(ps))]
@@ -70,10 +66,7 @@ func (e env) registerParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Con
 		}
 		return e.deliver(r, app, ctx, chainID, acc, msg, want)
 	}
-	acc, ok := stranger(r, accs, func(a sdk.AccAddress) bool {
-		has, _ := e.k.Participants.Has(ctx, a)
-		return has
-	})
+	acc, ok := stranger(r, accs, e.isParticipant(ctx))
 	if !ok {
 		return skip(msg, "no unregistered account"), nil, nil
 	}
@@ -84,7 +77,7 @@ func (e env) registerParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Con
 	}
 	msg.Bond = bond
 	limit := types.WeightCap(bond, params)
-	msg.Weight = 1 + uint64(r.Int63n(int64(min(limit, 1<<20))))
+	msg.Weight = randomWeight(r, limit)
 	o := valid()
 	switch n := r.Intn(100); {
 	case n < 8 && params.ParticipantMinBond.Amount.GT(math.OneInt()):
@@ -113,24 +106,14 @@ func (e env) registerParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Con
 func (e env) updateParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, accs []simtypes.Account, chainID string,
 ) (simtypes.OperationMsg, []simtypes.FutureOperation, error) {
 	msg := &types.MsgUpdateParticipant{InferenceUrl: randomURL(r), Models: randomModels(r), PocAvailable: r.Intn(4) != 0}
-	params, err := e.k.Params.Get(ctx)
+	params, ps, err := e.participantState(ctx)
 	if err != nil {
-		return skip(msg, "no params"), nil, err
-	}
-	ps, err := participants(ctx, e.k)
-	if err != nil {
-		return skip(msg, "walk participants"), nil, err
+		return skip(msg, "read params and participants"), nil, err
 	}
 	if len(ps) == 0 || chance(r, 8) {
-		acc, ok := stranger(r, accs, func(a sdk.AccAddress) bool {
-			has, _ := e.k.Participants.Has(ctx, a)
-			return has
-		})
-		if !ok {
-			return skip(msg, "no unregistered account"), nil, nil
-		}
-		msg.Creator, msg.Weight = acc.Address.String(), 1
-		return e.deliver(r, app, ctx, chainID, acc, msg, invalid(types.ErrParticipantNotFound, "update by an account that never registered"))
+		msg.Weight = 1
+		return e.fromStranger(r, app, ctx, accs, chainID, msg, func(a string) { msg.Creator = a }, e.isParticipant(ctx),
+			invalid(types.ErrParticipantNotFound, "update by an account that never registered"))
 	}
 	p := ps[r.Intn(len(ps))]
 	acc, ok := simAccount(accs, p.Address)
@@ -145,7 +128,7 @@ func (e env) updateParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Conte
 		}
 	}
 	limit := types.WeightCap(bond, params)
-	msg.Weight = 1 + uint64(r.Int63n(int64(min(limit, 1<<20))))
+	msg.Weight = randomWeight(r, limit)
 	o := valid()
 	switch n := r.Intn(100); {
 	case p.LeavingEpoch != 0:
@@ -164,31 +147,36 @@ func (e env) updateParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Conte
 // account that never registered, leaving twice.
 func (e env) deregisterParticipant(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, accs []simtypes.Account, chainID string,
 ) (simtypes.OperationMsg, []simtypes.FutureOperation, error) {
-	msg := &types.MsgDeregisterParticipant{}
-	ps, err := participants(ctx, e.k)
+	return e.leave(r, app, ctx, accs, chainID, func(c string) sdk.Msg { return &types.MsgDeregisterParticipant{Creator: c} },
+		func(ctx sdk.Context) ([]holder, error) {
+			ps, err := participants(ctx, e.k)
+			hs := make([]holder, len(ps))
+			for i, p := range ps {
+				hs[i] = holder{address: p.Address, leaving: p.LeavingEpoch}
+			}
+			return hs, err
+		}, e.isParticipant(ctx), types.ErrParticipantNotFound, types.ErrParticipantLeaving)
+}
+
+// isParticipant reports a registered participant.
+func (e env) isParticipant(ctx sdk.Context) func(sdk.AccAddress) bool {
+	return func(a sdk.AccAddress) bool {
+		has, _ := e.k.Participants.Has(ctx, a)
+		return has
+	}
+}
+
+// participantState is the params and the registered participants.
+func (e env) participantState(ctx sdk.Context) (types.Params, []types.Participant, error) {
+	params, err := e.k.Params.Get(ctx)
 	if err != nil {
-		return skip(msg, "walk participants"), nil, err
+		return params, nil, err
 	}
-	if len(ps) == 0 || chance(r, 10) {
-		acc, ok := stranger(r, accs, func(a sdk.AccAddress) bool {
-			has, _ := e.k.Participants.Has(ctx, a)
-			return has
-		})
-		if !ok {
-			return skip(msg, "no unregistered account"), nil, nil
-		}
-		msg.Creator = acc.Address.String()
-		return e.deliver(r, app, ctx, chainID, acc, msg, invalid(types.ErrParticipantNotFound, "leave by an account that never registered"))
-	}
-	p := ps[r.Intn(len(ps))]
-	acc, ok := simAccount(accs, p.Address)
-	if !ok {
-		return skip(msg, "participant is not a sim account"), nil, nil
-	}
-	msg.Creator = p.Address
-	o := valid()
-	if p.LeavingEpoch != 0 {
-		o = invalid(types.ErrParticipantLeaving, "leaving twice")
-	}
-	return e.deliver(r, app, ctx, chainID, acc, msg, o)
+	ps, err := participants(ctx, e.k)
+	return params, ps, err
+}
+
+// randomWeight is a weight in [1, limit] (limit at least 1: types.WeightCap).
+func randomWeight(r *rand.Rand, limit uint64) uint64 {
+	return 1 + uint64(r.Int63n(int64(min(limit, 1<<20))))
 }
