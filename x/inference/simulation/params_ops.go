@@ -1,8 +1,11 @@
 package simulation
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
+
+	"cosmossdk.io/collections"
 
 	"github.com/cosmos/cosmos-sdk/baseapp"
 	sdk "github.com/cosmos/cosmos-sdk/types"
@@ -41,9 +44,10 @@ func proposalUpdateParams(r *rand.Rand, _ sdk.Context, _ []simtypes.Account) sdk
 // written if it succeeds), with RandomParams from the gov authority, so
 // that changes land mid-epoch in short runs, where the proposals above
 // rarely pass. Invalid variants: a transaction signed by an account that
-// is not the authority (ErrInvalidSigner), and params that break a rule
-// of Validate from the authority (ErrInvalidParams; the branch is thrown
-// away, as x/gov marks such a proposal failed).
+// is not the authority (ErrInvalidSigner), params that break a rule of
+// Validate from the authority, and a max_participants or
+// max_transfer_agents below its registry's size (ErrInvalidParams; the
+// branch is thrown away, as x/gov marks such a proposal failed).
 func (e env) updateParams(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, accs []simtypes.Account, chainID string,
 ) (simtypes.OperationMsg, []simtypes.FutureOperation, error) {
 	msg := &types.MsgUpdateParams{Authority: e.k.Authority(), Params: RandomParams(r)}
@@ -66,6 +70,23 @@ func (e env) updateParams(r *rand.Rand, app *baseapp.BaseApp, ctx sdk.Context, a
 		branch, _ := ctx.CacheContext()
 		_, err = handler(branch, msg)
 		return judge(msg, err, invalid(types.ErrInvalidParams, why))
+	}
+	participants, err := e.k.ParticipantCount.Get(ctx)
+	if err != nil && !errors.Is(err, collections.ErrNotFound) {
+		return skip(msg, "participant count"), nil, err
+	}
+	agents, err := e.k.Agents().Count(ctx)
+	if err != nil {
+		return skip(msg, "agent count"), nil, err
+	}
+	if msg.Params.MaxParticipants < participants || msg.Params.MaxTransferAgents < agents {
+		if chance(r, 50) {
+			branch, _ := ctx.CacheContext()
+			_, err = handler(branch, msg)
+			return judge(msg, err, invalid(types.ErrInvalidParams, "a max below its registry's size"))
+		}
+		msg.Params.MaxParticipants = max(msg.Params.MaxParticipants, participants)
+		msg.Params.MaxTransferAgents = max(msg.Params.MaxTransferAgents, agents)
 	}
 	branch, write := ctx.CacheContext()
 	if _, err := handler(branch, msg); err != nil {
