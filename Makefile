@@ -18,7 +18,7 @@ help:
 	@echo "make build        build inferenced, fake-executor and loadgen into $(BUILD_DIR)"
 	@echo "make install      go install inferenced"
 	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
-	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
+	@echo "make test         lint, unit tests, the SDK simulation (short), the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
 	@echo "make test-sim     the SDK simulation, short (app/sim_test.go; x/inference/simulation): determinism,"
 	@echo "                  import/export store by store, simulation after import, invariants; part of make test"
@@ -113,8 +113,9 @@ test-unit:
 # three times to equal app hashes; export, import and compare every store;
 # export, import at the next height and go on. The genesis time is fixed
 # so that a seed replays the same run. Short: seeds 1 and 7, 50 blocks of
-# up to 100 operations (measured in app/README.md). Long: 6 seeds, 300
-# blocks of up to 200 operations. Replay one seed: make test-sim SIM_SEEDS=42.
+# up to 100 operations, about 2-3 minutes here. Long: 6 seeds, 300 blocks
+# of up to 200 operations, about 30-45 minutes (app/README.md). Replay one
+# seed: make test-sim SIM_SEEDS=42.
 SIM_TESTS      := ^(TestFullAppSimulation|TestAppStateDeterminism|TestAppImportExport|TestAppSimulationAfterImport)$$
 SIM_FLAGS      := -Commit=true -GenesisTime=1700000000
 SIM_SEEDS      ?= 1,7
