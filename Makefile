@@ -10,7 +10,7 @@ LDFLAGS   := -X github.com/cosmos/cosmos-sdk/version.Name=inferenced \
              -X github.com/cosmos/cosmos-sdk/version.Version=$(VERSION) \
              -X github.com/cosmos/cosmos-sdk/version.Commit=$(COMMIT)
 
-.PHONY: all build install proto-gen sim sim-sweep test test-unit test-rules test-localnet test-e2e test-scale test-upgrade test-mixed fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
+.PHONY: all build install proto-gen sim sim-sweep test test-unit test-rules test-sim test-sim-long test-localnet test-e2e test-scale test-upgrade test-mixed fuzz lint golangci-lint cosmovisor bench bench-unit bench-scale growth localnet-disk localnet demo localnet-stop clean help
 
 all: build
 
@@ -18,9 +18,12 @@ help:
 	@echo "make build        build inferenced, fake-executor and loadgen into $(BUILD_DIR)"
 	@echo "make install      go install inferenced"
 	@echo "make proto-gen    regenerate Go code from proto/ (offline; no Buf registry)"
-	@echo "make test         lint, unit tests, the localnet smoke test, brief fuzzing"
+	@echo "make test         lint, unit tests, the SDK simulation (short), the localnet smoke test, brief fuzzing"
 	@echo "make test-unit    unit tests only; make test-localnet, make test-e2e, make test-scale: multi-process tests only"
 	@echo "make test-rules   promtool check and unit tests of docs/prometheus (skipped, and said so, without promtool)"
+	@echo "make test-sim     the SDK simulation, short (app/sim_test.go; x/inference/simulation): determinism,"
+	@echo "                  import/export store by store, simulation after import, invariants; part of make test"
+	@echo "make test-sim-long  the same, long: more seeds, blocks and operations (not in CI; SIM_LONG_* set it)"
 	@echo "make test-upgrade the upgrade from the previous release under cosmovisor (tests/upgrade)"
 	@echo "make test-mixed   two validators on MIXED_OLD, two on MIXED_NEW (commits): equal app hashes at every height"
 	@echo "make test-scale   the 1,000-executor scenario (tests/e2e/scale_test.go) after its 6-executor baseline"
@@ -93,13 +96,14 @@ lint: $(GOLANGCI_LINT)
 	bash scripts/check-large-files.sh
 	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 	$(GO) vet -tags lying ./app/
+	$(GO) vet -tags sims ./app/
 	$(GO) vet -tags mixed ./tests/upgrade/
 	@bad=$$(git ls-files '*.go' | grep -v -e '\.pb\.go$$' -e '\.pb\.gw\.go$$' | xargs -r gofmt -l); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
 # Unit tests first, then the multi-process localnet tests on their own, so
 # the two never compete for the CPU.
-test: lint build test-unit test-rules test-localnet test-e2e test-scale test-upgrade fuzz
+test: lint build test-unit test-rules test-sim test-localnet test-e2e test-scale test-upgrade fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /tests/)
@@ -117,6 +121,32 @@ test-rules:
 	else \
 		echo "test-rules: SKIPPED: $(PROMTOOL) not found (Debian: apt-get install prometheus)"; \
 	fi
+
+# The SDK's simulation harness (app/sim_test.go, x/inference/simulation,
+# README there), build tag sims as the SDK's simapp: random genesis, every
+# module's weighted operations, x/inference's invariants; the same seed
+# three times to equal app hashes; export, import and compare every store;
+# export, import at the next height and go on. The genesis time is fixed
+# so that a seed replays the same run. Short: seeds 1 and 7, 50 blocks of
+# up to 100 operations, about 2-3 minutes here. Long: 6 seeds, 300 blocks
+# of up to 200 operations, about 30-45 minutes (app/README.md). Replay one
+# seed: make test-sim SIM_SEEDS=42.
+SIM_TESTS      := ^(TestFullAppSimulation|TestAppStateDeterminism|TestAppImportExport|TestAppSimulationAfterImport)$$
+SIM_FLAGS      := -Commit=true -GenesisTime=1700000000
+SIM_SEEDS      ?= 1,7
+SIM_BLOCKS     ?= 50
+SIM_BLOCK_SIZE ?= 100
+SIM_LONG_SEEDS      ?= 1,2,4,7,32,123
+SIM_LONG_BLOCKS     ?= 300
+SIM_LONG_BLOCK_SIZE ?= 200
+
+test-sim:
+	$(GO) test -tags sims -count=1 -timeout 15m -run '$(SIM_TESTS)' ./app/ $(SIM_FLAGS) \
+		-SimSeeds=$(SIM_SEEDS) -NumBlocks=$(SIM_BLOCKS) -BlockSize=$(SIM_BLOCK_SIZE)
+
+test-sim-long:
+	$(GO) test -tags sims -count=1 -timeout 6h -run '$(SIM_TESTS)' ./app/ $(SIM_FLAGS) \
+		-SimSeeds=$(SIM_LONG_SEEDS) -NumBlocks=$(SIM_LONG_BLOCKS) -BlockSize=$(SIM_LONG_BLOCK_SIZE)
 
 test-localnet: build
 	LOCALNET_BIN_DIR=$(BUILD_DIR) $(GO) test -count=1 -timeout 15m ./tests/localnet/

@@ -3,12 +3,7 @@ package app
 import (
 	"testing"
 
-	"cosmossdk.io/log"
-	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
-	dbm "github.com/cosmos/cosmos-db"
 	"github.com/stretchr/testify/require"
-
-	simtestutil "github.com/cosmos/cosmos-sdk/testutil/sims"
 
 	inferencemodule "github.com/inferenced/inferenced/x/inference/module"
 	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
@@ -19,9 +14,7 @@ import (
 // module's ConsensusVersion through the registered steps 2 to 3, 3 to 4,
 // 4 to 5, 5 to 6 and 6 to 7: the wiring, not only the migrator, is in place.
 func TestRunMigrationsTakesInferenceFromVersion2(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
-	require.NoError(t, err)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 1})
+	a, ctx := newTestApp(t)
 	v2 := inferencetypes.DefaultParams()
 	v2.HealthCbTrafficWindowSamples, v2.HealthCbTrafficMinSamples = 0, 0
 	v2.HealthCbTrafficMissThresholdPct, v2.HealthCbTrafficConsecutiveMisses = 0, 0

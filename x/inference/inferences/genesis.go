@@ -14,9 +14,15 @@ import (
 // older layout) with its index entry: a STARTED one queued for expiry, a
 // closed one indexed for pruning with params, the rule the chain applies at
 // close (its prune height equals the exported chain's own unless governance
-// changed either param after it closed). One already due is pruned by the
-// next block's end, as on the exported chain.
+// changed either param after it closed: a genesis carries the exported
+// height, InitGenesis). One already due is pruned by the next block's end,
+// as on the exported chain.
 func (s Store) Import(ctx context.Context, inf types.Inference, params types.Params) error {
+	return s.importAt(ctx, inf, params.PruneHeight(inf.EndHeight))
+}
+
+// importAt is Import with a closed inference's prune height given.
+func (s Store) importAt(ctx context.Context, inf types.Inference, pruneHeight int64) error {
 	key, err := s.KeyOf(inf)
 	if err != nil {
 		return err
@@ -25,8 +31,8 @@ func (s Store) Import(ctx context.Context, inf types.Inference, params types.Par
 		if err := s.expiry.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 			return fmt.Errorf("queue expiry of %q: %w", inf.InferenceId, err)
 		}
-	} else if err := s.indexForPruning(ctx, key, inf, params); err != nil {
-		return err
+	} else if err := s.prune.Set(ctx, NewHeightKey(pruneHeight, key)); err != nil {
+		return fmt.Errorf("index inference %q for pruning: %w", inf.InferenceId, err)
 	}
 	if err := s.inferences.Set(ctx, key, inf); err != nil {
 		return fmt.Errorf("store inference %q: %w", inf.InferenceId, err)
@@ -44,10 +50,20 @@ func (s Store) MarkPruned(ctx context.Context, height int64) error {
 }
 
 // InitGenesis stores a validated genesis's inferences and rebuilds their
-// indexes (Import), and the last pruned height.
+// indexes, a closed inference's at its prune height from prune_heights
+// (the exporting chain's, fixed when it closed) or, without one, from the
+// genesis params (Import); and the last pruned height.
 func (s Store) InitGenesis(ctx context.Context, gs types.GenesisState) error {
+	at := make(map[string]int64, len(gs.PruneHeights))
+	for _, p := range gs.PruneHeights {
+		at[p.TransferAgent+"/"+p.InferenceId] = p.Height // validated: canonical spellings, one per closed inference
+	}
 	for _, inf := range gs.Inferences {
-		if err := s.Import(ctx, inf, gs.Params); err != nil {
+		height, ok := at[inf.TransferAgent+"/"+inf.InferenceId]
+		if !ok {
+			height = gs.Params.PruneHeight(inf.EndHeight)
+		}
+		if err := s.importAt(ctx, inf, height); err != nil {
 			return err
 		}
 	}
@@ -58,14 +74,24 @@ func (s Store) InitGenesis(ctx context.Context, gs types.GenesisState) error {
 }
 
 // ExportGenesis writes the retained inferences (pruned ones are gone from
-// the store, so the export holds only those) and the last pruned height
-// into gs.
+// the store, so the export holds only those), the prune height of each
+// closed one (in the index's order) and the last pruned height into gs.
 func (s Store) ExportGenesis(ctx context.Context, gs *types.GenesisState) error {
 	if err := s.inferences.Walk(ctx, nil, func(_ Key, inf types.Inference) (bool, error) {
 		gs.Inferences = append(gs.Inferences, inf)
 		return false, nil
 	}); err != nil {
 		return fmt.Errorf("walk inferences: %w", err)
+	}
+	if err := s.prune.Walk(ctx, nil, func(k HeightKey) (bool, error) {
+		agent, err := s.ac.BytesToString(k.K3())
+		if err != nil {
+			return true, fmt.Errorf("encode transfer agent: %w", err)
+		}
+		gs.PruneHeights = append(gs.PruneHeights, types.PruneHeight{TransferAgent: agent, InferenceId: k.K2(), Height: k.K1()})
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("walk prune index: %w", err)
 	}
 	last, err := s.prunedThrough.Get(ctx)
 	switch {

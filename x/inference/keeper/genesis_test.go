@@ -50,6 +50,11 @@ func richGenesis() types.GenesisState {
 				Status: types.INFERENCE_STATUS_EXPIRED, EpochIndex: 2, StartHeight: 90, ExpirationHeight: 100, EndHeight: 100,
 			},
 		},
+		// end height + 2 epochs of 50 (testParams), in the prune index's order
+		PruneHeights: []types.PruneHeight{
+			{TransferAgent: bech(agentByte), InferenceId: "c-expired", Height: 200},
+			{TransferAgent: bech(agentByte), InferenceId: "b-finished", Height: 203},
+		},
 	}
 }
 

@@ -324,3 +324,32 @@ func TestBondParamChangesKeepWeightWithinBonds(t *testing.T) {
 	require.ErrorIs(t, err, types.ErrInvalidParams)
 	require.ErrorContains(t, err, "2 participants hold bonds in stake")
 }
+
+// Found by make test-sim: governance could lower max_participants (or
+// max_transfer_agents) below the registry's size. Nothing evicts anyone and
+// genesis Validate refuses a registry larger than its max, so the chain's
+// own export could no longer be imported. Such a change is refused now;
+// down to the registry's size it passes, and the export validates.
+func TestRegistryShrunkBelowItsSizeWouldBreakExport(t *testing.T) {
+	f := newFixture(t, withParticipants(gp(1, 100, true, "m"), gp(2, 100, true, "m")))
+	f.block(1)
+	update := func(edit func(*types.Params)) error {
+		p := testParams()
+		edit(&p)
+		_, err := f.msg.UpdateParams(f.ctx, &types.MsgUpdateParams{Authority: authority(t), Params: p})
+		return err
+	}
+	err := update(func(p *types.Params) { p.MaxParticipants = 1 })
+	require.ErrorIs(t, err, types.ErrInvalidParams)
+	require.ErrorContains(t, err, "below the 2 registered participants")
+	agents := f.agentCount()
+	require.Positive(t, agents)
+	err = update(func(p *types.Params) { p.MaxTransferAgents = agents - 1 })
+	require.ErrorIs(t, err, types.ErrInvalidParams)
+	require.ErrorContains(t, err, "registered transfer agents")
+
+	require.NoError(t, update(func(p *types.Params) { p.MaxParticipants, p.MaxTransferAgents = 2, agents }))
+	gs, err := f.k.ExportGenesis(f.ctx)
+	require.NoError(t, err)
+	require.NoError(t, gs.Validate(f.k.AddressCodec()))
+}

@@ -80,6 +80,9 @@ func (gs GenesisState) Validate(ac address.Codec) error {
 		}
 		ids[key] = struct{}{}
 	}
+	if err := gs.validatePruneHeights(ac); err != nil {
+		return err
+	}
 	if gs.InferencesPrunedThrough < 0 || gs.InferencesPrunedThrough > MaxHealthHeight {
 		return fmt.Errorf("inferences_pruned_through must be in [0, %d], got %d", MaxHealthHeight, gs.InferencesPrunedThrough)
 	}

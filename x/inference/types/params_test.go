@@ -3,6 +3,7 @@ package types_test
 import (
 	"testing"
 
+	errorsmod "cosmossdk.io/errors"
 	"cosmossdk.io/math"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/stretchr/testify/require"
@@ -281,6 +282,21 @@ func TestMsgUpdateParamsValidateBasic(t *testing.T) {
 	bad.Params.HealthCbMinSamples = 0
 	err := bad.ValidateBasic()
 	require.ErrorContains(t, err, "health_cb_min_samples")
+}
+
+// Found by make test-sim: ValidateBasic refused invalid params with a plain
+// error, which a transaction or a proposal submission reports as codespace
+// "undefined", code 1, not the module's documented ErrInvalidParams (the
+// msg server's own refusal of the same params). Both now carry its code.
+func TestInvalidParamsAreRefusedWithTheirCode(t *testing.T) {
+	bad := types.MsgUpdateParams{Params: types.DefaultParams()}
+	bad.Params.PocPhaseBlocks = bad.Params.EpochLength
+	err := bad.ValidateBasic()
+	require.ErrorIs(t, err, types.ErrInvalidParams)
+	codespace, code, _ := errorsmod.ABCIInfo(err, false)
+	require.Equal(t, types.ModuleName, codespace)
+	require.Equal(t, types.ErrInvalidParams.ABCICode(), code)
+	require.ErrorContains(t, err, "poc_phase_blocks")
 }
 
 // A prune height (end height + retention blocks) stays far from int64
