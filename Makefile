@@ -129,7 +129,7 @@ test-rules:
 # export, import at the next height and go on. The genesis time is fixed
 # so that a seed replays the same run. Short: seeds 1 and 7, 50 blocks of
 # up to 100 operations, about 2-3 minutes here. Long: 6 seeds, 300 blocks
-# of up to 200 operations, about 30-45 minutes (app/README.md). Replay one
+# of up to 200 operations, about 45-50 minutes (13 for one seed; app/README.md). Replay one
 # seed: make test-sim SIM_SEEDS=42.
 SIM_TESTS      := ^(TestFullAppSimulation|TestAppStateDeterminism|TestAppImportExport|TestAppSimulationAfterImport)$$
 SIM_FLAGS      := -Commit=true -GenesisTime=1700000000
