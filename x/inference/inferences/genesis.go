@@ -31,8 +31,8 @@ func (s Store) importAt(ctx context.Context, inf types.Inference, pruneHeight in
 		if err := s.expiry.Set(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 			return fmt.Errorf("queue expiry of %q: %w", inf.InferenceId, err)
 		}
-	} else if err := s.prune.Set(ctx, NewHeightKey(pruneHeight, key)); err != nil {
-		return fmt.Errorf("index inference %q for pruning: %w", inf.InferenceId, err)
+	} else if err := s.indexForPruning(ctx, key, inf, pruneHeight); err != nil {
+		return err
 	}
 	if err := s.inferences.Set(ctx, key, inf); err != nil {
 		return fmt.Errorf("store inference %q: %w", inf.InferenceId, err)

@@ -148,12 +148,12 @@ func (s Store) Close(ctx context.Context, key Key, inf types.Inference, params t
 	if err := s.expiry.Remove(ctx, NewHeightKey(inf.ExpirationHeight, key)); err != nil {
 		return fmt.Errorf("dequeue expiry: %w", err)
 	}
-	return s.indexForPruning(ctx, key, inf, params)
+	return s.indexForPruning(ctx, key, inf, params.PruneHeight(inf.EndHeight))
 }
 
-// indexForPruning schedules a closed inference's deletion.
-func (s Store) indexForPruning(ctx context.Context, key Key, inf types.Inference, params types.Params) error {
-	if err := s.prune.Set(ctx, NewHeightKey(params.PruneHeight(inf.EndHeight), key)); err != nil {
+// indexForPruning schedules a closed inference's deletion at height.
+func (s Store) indexForPruning(ctx context.Context, key Key, inf types.Inference, height int64) error {
+	if err := s.prune.Set(ctx, NewHeightKey(height, key)); err != nil {
 		return fmt.Errorf("index inference %q for pruning: %w", inf.InferenceId, err)
 	}
 	return nil
