@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +23,7 @@ func TestInferenceModuleAccountHoldsBonds(t *testing.T) {
 	require.True(t, ok, "the inference module account is declared")
 	require.Empty(t, perms)
 
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, false, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), false, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	holder := escrow.ModuleAddress()
 	require.Equal(t, holder, a.AccountKeeper.GetModuleAddress(inferencetypes.ModuleName))

@@ -6,7 +6,6 @@ package app
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,13 +13,13 @@ import (
 	autocliv1 "cosmossdk.io/api/cosmos/autocli/v1"
 	reflectionv1 "cosmossdk.io/api/cosmos/reflection/v1"
 	corestore "cosmossdk.io/core/store"
-	"cosmossdk.io/log"
-	storetypes "cosmossdk.io/store/types"
-	"cosmossdk.io/x/upgrade"
-	upgradekeeper "cosmossdk.io/x/upgrade/keeper"
-	upgradetypes "cosmossdk.io/x/upgrade/types"
+	"cosmossdk.io/log/v2"
 	abci "github.com/cometbft/cometbft/abci/types"
 	dbm "github.com/cosmos/cosmos-db"
+	storetypes "github.com/cosmos/cosmos-sdk/store/v2/types"
+	"github.com/cosmos/cosmos-sdk/x/upgrade"
+	upgradekeeper "github.com/cosmos/cosmos-sdk/x/upgrade/keeper"
+	upgradetypes "github.com/cosmos/cosmos-sdk/x/upgrade/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cast"
 
@@ -90,6 +89,9 @@ var maccPerms = map[string][]string{
 	stakingtypes.BondedPoolName:    {authtypes.Burner, authtypes.Staking},
 	stakingtypes.NotBondedPoolName: {authtypes.Burner, authtypes.Staking},
 	govtypes.ModuleName:            {authtypes.Burner},
+	// x/staking burns consensus-key rotation fees through it (SDK v0.55;
+	// its keeper refuses to start without it).
+	stakingtypes.KeyRotationFeePoolName: {authtypes.Burner},
 	// x/inference only holds transfer-agent bonds: no minting or burning.
 	inferencetypes.ModuleName: nil,
 }
@@ -134,7 +136,7 @@ type App struct {
 
 // New builds the application.
 func New(
-	logger log.Logger, db dbm.DB, traceStore io.Writer, loadLatest bool,
+	logger log.Logger, db dbm.DB, loadLatest bool,
 	appOpts servertypes.AppOptions, baseAppOptions ...func(*baseapp.BaseApp),
 ) (*App, error) {
 	interfaceRegistry, err := NewInterfaceRegistry()
@@ -148,7 +150,6 @@ func New(
 	std.RegisterInterfaces(interfaceRegistry)
 
 	bApp := baseapp.NewBaseApp(Name, logger, db, txConfig.TxDecoder(), baseAppOptions...)
-	bApp.SetCommitMultiStoreTracer(traceStore)
 	bApp.SetVersion(version.Version)
 	bApp.SetInterfaceRegistry(interfaceRegistry)
 	bApp.SetTxEncoder(txConfig.TxEncoder())
@@ -234,7 +235,8 @@ func (app *App) initKeepers(appOpts servertypes.AppOptions, logger log.Logger) e
 		homePath, app.BaseApp, authority)
 
 	govKeeper := govkeeper.NewKeeper(app.appCodec, kv(govtypes.StoreKey), app.AccountKeeper, app.BankKeeper,
-		app.StakingKeeper, app.DistrKeeper, app.MsgServiceRouter(), govtypes.DefaultConfig(), authority)
+		app.DistrKeeper, app.MsgServiceRouter(), govtypes.DefaultConfig(), authority,
+		govkeeper.NewDefaultCalculateVoteResultsAndVotingPower(app.StakingKeeper))
 	// No legacy (v1beta1 content) proposal has a handler: an empty router (sealed
 	// by x/gov) refuses them, where a nil one panicked (TestLegacyProposalIsRefusedWithoutPanic).
 	govKeeper.SetLegacyRouter(govv1beta1.NewRouter())
@@ -253,12 +255,12 @@ func (app *App) initKeepers(appOpts servertypes.AppOptions, logger log.Logger) e
 func (app *App) initModules() error {
 	app.ModuleManager = module.NewManager(
 		genutil.NewAppModule(app.AccountKeeper, app.StakingKeeper, app, app.txConfig),
-		auth.NewAppModule(app.appCodec, app.AccountKeeper, nil, nil),
-		bank.NewAppModule(app.appCodec, app.BankKeeper, app.AccountKeeper, nil),
-		gov.NewAppModule(app.appCodec, &app.GovKeeper, app.AccountKeeper, app.BankKeeper, nil),
-		slashing.NewAppModule(app.appCodec, app.SlashingKeeper, app.AccountKeeper, app.BankKeeper, app.StakingKeeper, nil, app.interfaceRegistry),
-		distr.NewAppModule(app.appCodec, app.DistrKeeper, app.AccountKeeper, app.BankKeeper, app.StakingKeeper, nil),
-		staking.NewAppModule(app.appCodec, app.StakingKeeper, app.AccountKeeper, app.BankKeeper, nil),
+		auth.NewAppModule(app.appCodec, app.AccountKeeper, nil),
+		bank.NewAppModule(app.appCodec, app.BankKeeper, app.AccountKeeper),
+		gov.NewAppModule(app.appCodec, &app.GovKeeper, app.AccountKeeper, app.BankKeeper),
+		slashing.NewAppModule(app.appCodec, app.SlashingKeeper, app.AccountKeeper, app.BankKeeper, app.StakingKeeper, app.interfaceRegistry),
+		distr.NewAppModule(app.appCodec, app.DistrKeeper, app.AccountKeeper, app.BankKeeper, app.StakingKeeper),
+		staking.NewAppModule(app.appCodec, app.StakingKeeper, app.AccountKeeper, app.BankKeeper),
 		upgrade.NewAppModule(app.UpgradeKeeper, app.AccountKeeper.AddressCodec()),
 		consensus.NewAppModule(app.appCodec, app.ConsensusParamsKeeper),
 		inference.NewAppModule(app.appCodec, app.InferenceKeeper, app.Routes),
@@ -273,7 +275,10 @@ func (app *App) initModules() error {
 	app.ModuleManager.SetOrderPreBlockers(upgradetypes.ModuleName, authtypes.ModuleName)
 	app.ModuleManager.SetOrderBeginBlockers(distrtypes.ModuleName, slashingtypes.ModuleName, stakingtypes.ModuleName,
 		inferencetypes.ModuleName)
-	app.ModuleManager.SetOrderEndBlockers(govtypes.ModuleName, stakingtypes.ModuleName, inferencetypes.ModuleName)
+	// x/bank first: its end-blocker finalizes what the block's
+	// transactions wrote to its object store (SDK v0.54+).
+	app.ModuleManager.SetOrderEndBlockers(banktypes.ModuleName, govtypes.ModuleName, stakingtypes.ModuleName,
+		inferencetypes.ModuleName)
 	// x/bank comes before x/inference, which checks at import that its
 	// module account holds the transfer-agent bonds.
 	genesisOrder := []string{

@@ -3,7 +3,7 @@ package app
 import (
 	"testing"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/stretchr/testify/require"
@@ -39,7 +39,7 @@ func TestLegacyProposalIsRefusedWithoutPanic(t *testing.T) {
 // height 1 that writes straight to its stores.
 func newTestApp(t *testing.T) (*App, sdk.Context) {
 	t.Helper()
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	return a, a.NewUncachedContext(false, cmtproto.Header{Height: 1})
 }

@@ -3,7 +3,7 @@
 package app
 
 import (
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 )
 

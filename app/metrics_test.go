@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	simtestutil "github.com/cosmos/cosmos-sdk/testutil/sims"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"

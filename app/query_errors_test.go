@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	dbm "github.com/cosmos/cosmos-db"
@@ -26,7 +26,7 @@ import (
 // "rpc error: code = NotFound desc =" in its text, so the CLI printed it
 // twice; the log must carry the message only, with its code.
 func TestQueryErrorSaysItsCodeOnce(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 1})
 	require.NoError(t, a.InferenceKeeper.Params.Set(ctx, inferencetypes.DefaultParams()))

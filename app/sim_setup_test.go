@@ -5,12 +5,11 @@ package app
 import (
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/stretchr/testify/require"
 
@@ -59,10 +58,10 @@ func simSeeds(tb testing.TB) []int64 {
 }
 
 // newSimApp is New with the signature the harness takes.
-func newSimApp(logger log.Logger, db dbm.DB, traceStore io.Writer, loadLatest bool,
+func newSimApp(logger log.Logger, db dbm.DB, loadLatest bool,
 	appOpts servertypes.AppOptions, baseAppOptions ...func(*baseapp.BaseApp),
 ) *App {
-	app, err := New(logger, db, traceStore, loadLatest, appOpts, baseAppOptions...)
+	app, err := New(logger, db, loadLatest, appOpts, baseAppOptions...)
 	if err != nil {
 		panic(fmt.Sprintf("new app: %v", err))
 	}

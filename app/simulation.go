@@ -19,7 +19,7 @@ import (
 // node calls it.
 func (app *App) initSimulation() {
 	overrides := map[string]module.AppModuleSimulation{
-		authtypes.ModuleName: auth.NewAppModule(app.appCodec, app.AccountKeeper, baseGenesisAccounts, nil),
+		authtypes.ModuleName: auth.NewAppModule(app.appCodec, app.AccountKeeper, baseGenesisAccounts),
 		inferencetypes.ModuleName: inference.NewSimulationModule(
 			inference.NewAppModule(app.appCodec, app.InferenceKeeper, app.Routes), app.AccountKeeper, app.BankKeeper),
 	}

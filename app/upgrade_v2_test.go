@@ -3,11 +3,11 @@ package app
 import (
 	"testing"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	"cosmossdk.io/math"
-	upgradetypes "cosmossdk.io/x/upgrade/types"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	dbm "github.com/cosmos/cosmos-db"
+	upgradetypes "github.com/cosmos/cosmos-sdk/x/upgrade/types"
 	"github.com/stretchr/testify/require"
 
 	simtestutil "github.com/cosmos/cosmos-sdk/testutil/sims"
@@ -39,7 +39,7 @@ func versionOneParams() inferencetypes.Params {
 // params gain the new fields at their defaults, vote extensions, off on
 // that chain, start at the block after the upgrade, and so does HEALTH3.
 func TestUpgradeToV2FromVersionOne(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	const upgradeHeight = 100
 	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: upgradeHeight})
@@ -70,7 +70,7 @@ func TestUpgradeToV2FromVersionOne(t *testing.T) {
 // and height in the error, which x/upgrade turns into a failed upgrade block
 // (nothing of it committed).
 func TestUpgradeToV2FailsOnABadStore(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 100})
 	require.NoError(t, a.ConsensusParamsKeeper.ParamsStore.Set(ctx, cmtproto.ConsensusParams{
@@ -89,7 +89,7 @@ func TestUpgradeToV2FailsOnABadStore(t *testing.T) {
 // participant could ever register. The upgrade makes it the module
 // account, keeping the account number and the balance.
 func TestUpgradeToV2TurnsAPlainAccountAtTheModuleAddressIntoTheModuleAccount(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 100})
 	addr := authtypes.NewModuleAddress(inferencetypes.ModuleName)
@@ -118,7 +118,7 @@ func TestUpgradeToV2TurnsAPlainAccountAtTheModuleAddressIntoTheModuleAccount(t *
 // A chain whose inference module address was never touched gets the module
 // account; one that has it keeps it.
 func TestUpgradeToV2CreatesTheModuleAccountOnce(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 100})
 	addr := authtypes.NewModuleAddress(inferencetypes.ModuleName)
@@ -135,7 +135,7 @@ func TestUpgradeToV2CreatesTheModuleAccountOnce(t *testing.T) {
 // second call must neither panic (the route warmer's stop channel) nor
 // report a new error.
 func TestAppClosesTwice(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	first := a.Close()
 	require.NotPanics(t, func() { require.Equal(t, first, a.Close()) })

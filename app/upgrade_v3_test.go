@@ -3,10 +3,10 @@ package app
 import (
 	"testing"
 
-	"cosmossdk.io/log"
-	upgradetypes "cosmossdk.io/x/upgrade/types"
+	"cosmossdk.io/log/v2"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	dbm "github.com/cosmos/cosmos-db"
+	upgradetypes "github.com/cosmos/cosmos-sdk/x/upgrade/types"
 	"github.com/stretchr/testify/require"
 
 	simtestutil "github.com/cosmos/cosmos-sdk/testutil/sims"
@@ -21,7 +21,7 @@ import (
 // block 2, no bundle switch height (HEALTH2 throughout).
 func versionFiveApp(t *testing.T, h int64) (*App, cmtproto.ConsensusParams) {
 	t.Helper()
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: h})
 	require.NoError(t, a.InferenceKeeper.Params.Set(ctx, inferencetypes.DefaultParams()))
@@ -89,7 +89,7 @@ func TestUpgradeToV3RefusesAnOlderStore(t *testing.T) {
 // the release at 2d859e8), and a chain of the release before v2 can still
 // take it straight to this one.
 func TestBothUpgradesAreRegistered(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), nil, true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
+	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	for _, name := range []string{UpgradeV2, UpgradeV3} {
 		require.True(t, a.UpgradeKeeper.HasHandler(name), name)

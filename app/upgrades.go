@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"cosmossdk.io/collections"
-	upgradetypes "cosmossdk.io/x/upgrade/types"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	sdk "github.com/cosmos/cosmos-sdk/types"
 	"github.com/cosmos/cosmos-sdk/types/module"
+	upgradetypes "github.com/cosmos/cosmos-sdk/x/upgrade/types"
 
 	inferencetypes "github.com/inferenced/inferenced/x/inference/types"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 
 	"github.com/inferenced/inferenced/x/inference/service"
 	"github.com/inferenced/inferenced/x/inference/verdict"

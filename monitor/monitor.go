@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 )
 
 // Member is one executor to probe, at its index in the epoch group.

@@ -32,7 +32,7 @@ import (
 	"testing"
 	"time"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 
 	"github.com/inferenced/inferenced/monitor"
 	"github.com/inferenced/inferenced/x/inference/verdict"

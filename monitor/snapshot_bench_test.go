@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 )
 
 // Snapshot is what ExtendVote pays each height: one pass over the group

@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"io"
-
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	confixcmd "cosmossdk.io/tools/confix/cmd"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/spf13/cobra"
@@ -98,8 +96,8 @@ func txCommand() *cobra.Command {
 	return cmd
 }
 
-func newApp(logger log.Logger, db dbm.DB, traceStore io.Writer, appOpts servertypes.AppOptions) servertypes.Application {
-	a, err := app.New(logger, db, traceStore, true, appOpts, server.DefaultBaseappOptions(appOpts)...)
+func newApp(logger log.Logger, db dbm.DB, appOpts servertypes.AppOptions) servertypes.Application {
+	a, err := app.New(logger, db, true, appOpts, server.DefaultBaseappOptions(appOpts)...)
 	if err != nil {
 		// The server's AppCreator has no error return; a node that cannot
 		// build its app must not start.
@@ -109,10 +107,10 @@ func newApp(logger log.Logger, db dbm.DB, traceStore io.Writer, appOpts serverty
 }
 
 func exportApp(
-	logger log.Logger, db dbm.DB, traceStore io.Writer, height int64, forZeroHeight bool,
+	logger log.Logger, db dbm.DB, height int64, forZeroHeight bool,
 	jailAllowedAddrs []string, appOpts servertypes.AppOptions, modulesToExport []string,
 ) (servertypes.ExportedApp, error) {
-	a, err := app.New(logger, db, traceStore, height == -1, appOpts)
+	a, err := app.New(logger, db, height == -1, appOpts)
 	if err != nil {
 		return servertypes.ExportedApp{}, err
 	}

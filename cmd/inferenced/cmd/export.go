@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/spf13/cobra"
@@ -30,10 +30,10 @@ func exportCmd() *cobra.Command {
 		ran      bool
 		exported cmtproto.ABCIParams
 	)
-	exporter := func(logger log.Logger, db dbm.DB, traceStore io.Writer, height int64, forZeroHeight bool,
+	exporter := func(logger log.Logger, db dbm.DB, height int64, forZeroHeight bool,
 		jailAllowedAddrs []string, appOpts servertypes.AppOptions, modulesToExport []string,
 	) (servertypes.ExportedApp, error) {
-		out, err := exportApp(logger, db, traceStore, height, forZeroHeight, jailAllowedAddrs, appOpts, modulesToExport)
+		out, err := exportApp(logger, db, height, forZeroHeight, jailAllowedAddrs, appOpts, modulesToExport)
 		if err == nil && out.ConsensusParams.Abci != nil {
 			exported = *out.ConsensusParams.Abci
 		}

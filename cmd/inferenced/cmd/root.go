@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"cosmossdk.io/log"
+	"cosmossdk.io/log/v2"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/spf13/cobra"
 
@@ -32,7 +32,7 @@ func NewRootCmd() (*cobra.Command, error) {
 			fmt.Fprintln(os.Stderr, "inferenced: remove", tempDir+":", err)
 		}
 	}()
-	tempApp, err := app.New(log.NewNopLogger(), dbm.NewMemDB(), nil, false, simtestutil.NewAppOptionsWithFlagHome(tempDir))
+	tempApp, err := app.New(log.NewNopLogger(), dbm.NewMemDB(), false, simtestutil.NewAppOptionsWithFlagHome(tempDir))
 	if err != nil {
 		return nil, fmt.Errorf("build app for the CLI: %w", err)
 	}

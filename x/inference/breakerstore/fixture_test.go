@@ -11,7 +11,7 @@ import (
 	"github.com/inferenced/inferenced/x/inference/testutil/testkit"
 
 	"cosmossdk.io/collections"
-	storetypes "cosmossdk.io/store/types"
+	storetypes "github.com/cosmos/cosmos-sdk/store/v2/types"
 	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 

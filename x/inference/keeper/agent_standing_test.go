@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"cosmossdk.io/collections"
-	storetypes "cosmossdk.io/store/types"
+	storetypes "github.com/cosmos/cosmos-sdk/store/v2/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferenced/inferenced/x/inference/types"

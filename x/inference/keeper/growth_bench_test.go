@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"testing"
 
-	pruningtypes "cosmossdk.io/store/pruning/types"
-	storetypes "cosmossdk.io/store/types"
+	pruningtypes "github.com/cosmos/cosmos-sdk/store/v2/pruning/types"
+	storetypes "github.com/cosmos/cosmos-sdk/store/v2/types"
 	"github.com/cosmos/gogoproto/proto"
 	"github.com/stretchr/testify/require"
 
@@ -187,7 +187,7 @@ func (r *growthRun) expiresAt(h int64) bool {
 // size walks the whole committed module store.
 func (r *growthRun) size() storeSize {
 	var s storeSize
-	it := r.tc.CMS.GetCommitKVStore(r.key).Iterator(nil, nil)
+	it := r.tc.CMS.GetKVStore(r.key).Iterator(nil, nil)
 	for ; it.Valid(); it.Next() {
 		s.keys++
 		s.bytes += len(it.Key()) + len(it.Value())

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	storetypes "cosmossdk.io/store/types"
+	storetypes "github.com/cosmos/cosmos-sdk/store/v2/types"
 
 	sdk "github.com/cosmos/cosmos-sdk/types"
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	storetypes "cosmossdk.io/store/types"
+	storetypes "github.com/cosmos/cosmos-sdk/store/v2/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/routes"

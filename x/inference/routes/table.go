@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	storetypes "cosmossdk.io/store/types"
+	storetypes "github.com/cosmos/cosmos-sdk/store/v2/types"
 
 	"github.com/inferenced/inferenced/x/inference/keeper"
 	"github.com/inferenced/inferenced/x/inference/selection"
