@@ -17,8 +17,9 @@ import (
 // plain frame that ends exactly where the stream ends, then the decoder,
 // configured per call for the cap, decodes it synchronously.
 //
-// What the library's decoder options bound (klauspost/compress v1.18.0,
-// zstd/decoder.go, framedec.go, blockdec.go, read for this):
+// What the library's decoder options bound (klauspost/compress v1.19.1,
+// zstd/decoder.go, framedec.go, blockdec.go, read for this; v1.18.0 bound
+// the same, the diff to v1.19.1 only adds ResetWithOptions and restyles):
 //   - WithDecoderMaxMemory(m): DecodeAll refuses a frame whose declared
 //     content size exceeds m before decoding, and fails after the first
 //     block that takes the output past m; a block regenerates at most
