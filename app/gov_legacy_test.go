@@ -41,5 +41,5 @@ func newTestApp(t *testing.T) (*App, sdk.Context) {
 	t.Helper()
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
-	return a, a.NewUncachedContext(false, cmtproto.Header{Height: 1})
+	return a, a.NewNextBlockContext(cmtproto.Header{Height: 1})
 }

@@ -7,7 +7,6 @@ import (
 
 	"cosmossdk.io/log/v2"
 	servertypes "github.com/cosmos/cosmos-sdk/server/types"
-	"github.com/cosmos/cosmos-sdk/telemetry"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cast"
@@ -37,6 +36,12 @@ func registerMetrics(appOpts servertypes.AppOptions, logger log.Logger, reg prom
 const PrometheusOnREST = "the app's Prometheus series (inference_*) are served with CometBFT's on config.toml's " +
 	"[instrumentation] prometheus_listen_addr (/metrics): scrape that endpoint, once per node (docs/metrics.md)\n"
 
+// restPrometheusFormat is the ?format= value for which the SDK's REST
+// /metrics handler (server/api) answers in Prometheus' text format; the
+// SDK's own constant is deprecated with its go-metrics telemetry, the
+// handler is not.
+const restPrometheusFormat = "prometheus"
+
 // refusePrometheusOnREST makes the REST server's /metrics?format=prometheus
 // answer 404, naming the endpoint that serves the series. The SDK's handler
 // gathers the same default registry as CometBFT's endpoint, so a Prometheus
@@ -46,7 +51,7 @@ const PrometheusOnREST = "the app's Prometheus series (inference_*) are served w
 // alone.
 func refusePrometheusOnREST(r *mux.Router) {
 	prom := func(req *http.Request, _ *mux.RouteMatch) bool {
-		return strings.TrimSpace(req.FormValue("format")) == telemetry.FormatPrometheus
+		return strings.TrimSpace(req.FormValue("format")) == restPrometheusFormat
 	}
 	r.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, PrometheusOnREST, http.StatusNotFound)

@@ -28,7 +28,7 @@ import (
 func TestQueryErrorSaysItsCodeOnce(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 1})
+	ctx := a.NewNextBlockContext(cmtproto.Header{Height: 1})
 	require.NoError(t, a.InferenceKeeper.Params.Set(ctx, inferencetypes.DefaultParams()))
 	a.CommitMultiStore().Commit()
 

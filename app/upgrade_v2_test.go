@@ -42,7 +42,7 @@ func TestUpgradeToV2FromVersionOne(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
 	const upgradeHeight = 100
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: upgradeHeight})
+	ctx := a.NewNextBlockContext(cmtproto.Header{Height: upgradeHeight})
 	require.NoError(t, a.InferenceKeeper.Params.Set(ctx, versionOneParams()))
 	require.NoError(t, a.ConsensusParamsKeeper.ParamsStore.Set(ctx, cmtproto.ConsensusParams{
 		Block: &cmtproto.BlockParams{MaxBytes: 1 << 20, MaxGas: -1},
@@ -72,7 +72,7 @@ func TestUpgradeToV2FromVersionOne(t *testing.T) {
 func TestUpgradeToV2FailsOnABadStore(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 100})
+	ctx := a.NewNextBlockContext(cmtproto.Header{Height: 100})
 	require.NoError(t, a.ConsensusParamsKeeper.ParamsStore.Set(ctx, cmtproto.ConsensusParams{
 		Block: &cmtproto.BlockParams{MaxBytes: 1 << 20, MaxGas: -1},
 	}))
@@ -91,7 +91,7 @@ func TestUpgradeToV2FailsOnABadStore(t *testing.T) {
 func TestUpgradeToV2TurnsAPlainAccountAtTheModuleAddressIntoTheModuleAccount(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 100})
+	ctx := a.NewNextBlockContext(cmtproto.Header{Height: 100})
 	addr := authtypes.NewModuleAddress(inferencetypes.ModuleName)
 	plain := a.AccountKeeper.NewAccountWithAddress(ctx, addr)
 	a.AccountKeeper.SetAccount(ctx, plain)
@@ -103,7 +103,7 @@ func TestUpgradeToV2TurnsAPlainAccountAtTheModuleAddressIntoTheModuleAccount(t *
 		Supply:   gift.Add(gift...),
 	})
 
-	require.NoError(t, a.ensureInferenceModuleAccount(ctx))
+	require.NoError(t, a.ensureModuleAccount(ctx, inferencetypes.ModuleName))
 	acc := a.AccountKeeper.GetAccount(ctx, addr)
 	mod, ok := acc.(sdk.ModuleAccountI)
 	require.True(t, ok, "still a plain account: %T", acc)
@@ -120,14 +120,14 @@ func TestUpgradeToV2TurnsAPlainAccountAtTheModuleAddressIntoTheModuleAccount(t *
 func TestUpgradeToV2CreatesTheModuleAccountOnce(t *testing.T) {
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 100})
+	ctx := a.NewNextBlockContext(cmtproto.Header{Height: 100})
 	addr := authtypes.NewModuleAddress(inferencetypes.ModuleName)
 	require.Nil(t, a.AccountKeeper.GetAccount(ctx, addr))
-	require.NoError(t, a.ensureInferenceModuleAccount(ctx))
+	require.NoError(t, a.ensureModuleAccount(ctx, inferencetypes.ModuleName))
 	first := a.AccountKeeper.GetAccount(ctx, addr)
 	_, ok := first.(sdk.ModuleAccountI)
 	require.True(t, ok)
-	require.NoError(t, a.ensureInferenceModuleAccount(ctx))
+	require.NoError(t, a.ensureModuleAccount(ctx, inferencetypes.ModuleName))
 	require.Equal(t, first, a.AccountKeeper.GetAccount(ctx, addr))
 }
 

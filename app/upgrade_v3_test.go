@@ -6,6 +6,7 @@ import (
 	"cosmossdk.io/log/v2"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	dbm "github.com/cosmos/cosmos-db"
+	sdk "github.com/cosmos/cosmos-sdk/types"
 	upgradetypes "github.com/cosmos/cosmos-sdk/x/upgrade/types"
 	"github.com/stretchr/testify/require"
 
@@ -19,11 +20,11 @@ import (
 // versionFiveApp is an app whose x/inference store is as the release at
 // 2d859e8 leaves it at height h: default params, vote extensions on since
 // block 2, no bundle switch height (HEALTH2 throughout).
-func versionFiveApp(t *testing.T, h int64) (*App, cmtproto.ConsensusParams) {
+func versionFiveApp(t *testing.T, h int64) (*App, sdk.Context, cmtproto.ConsensusParams) {
 	t.Helper()
 	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
 	require.NoError(t, err)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: h})
+	ctx := a.NewNextBlockContext(cmtproto.Header{Height: h})
 	require.NoError(t, a.InferenceKeeper.Params.Set(ctx, inferencetypes.DefaultParams()))
 	cp := cmtproto.ConsensusParams{
 		Block: &cmtproto.BlockParams{MaxBytes: 1 << 20, MaxGas: -1},
@@ -33,7 +34,7 @@ func versionFiveApp(t *testing.T, h int64) (*App, cmtproto.ConsensusParams) {
 	_, set, err := a.InferenceKeeper.BundleV3Switch(ctx)
 	require.NoError(t, err)
 	require.False(t, set, "a version-5 store has no switch height")
-	return a, cp
+	return a, ctx, cp
 }
 
 // The v3 handler on a version-5 store: x/inference goes to version 7, its
@@ -42,8 +43,7 @@ func versionFiveApp(t *testing.T, h int64) (*App, cmtproto.ConsensusParams) {
 // previous release's proposal) is HEALTH2.
 func TestUpgradeToV3FromVersionFive(t *testing.T) {
 	const upgradeHeight = 100
-	a, cp := versionFiveApp(t, upgradeHeight)
-	ctx := a.NewUncachedContext(false, cmtproto.Header{Height: upgradeHeight})
+	a, ctx, cp := versionFiveApp(t, upgradeHeight)
 	from := a.ModuleManager.GetVersionMap()
 	from[inferencetypes.ModuleName] = 5
 	to, err := a.upgradeToV3(ctx, upgradetypes.Plan{Name: UpgradeV3, Height: upgradeHeight}, from)
@@ -71,8 +71,7 @@ func TestUpgradeToV3FromVersionFive(t *testing.T) {
 // what it lacks): v3 refuses it, naming both, and fails the upgrade block.
 func TestUpgradeToV3RefusesAnOlderStore(t *testing.T) {
 	for _, version := range []uint64{1, 4} {
-		a, _ := versionFiveApp(t, 100)
-		ctx := a.NewUncachedContext(false, cmtproto.Header{Height: 100})
+		a, ctx, _ := versionFiveApp(t, 100)
 		from := a.ModuleManager.GetVersionMap()
 		from[inferencetypes.ModuleName] = version
 		_, err := a.upgradeToV3(ctx, upgradetypes.Plan{Name: UpgradeV3, Height: 100}, from)
@@ -82,17 +81,4 @@ func TestUpgradeToV3RefusesAnOlderStore(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, set, "nothing migrated")
 	}
-}
-
-// Both upgrades stay registered: x/upgrade refuses to start a binary that
-// lacks the handler of the chain's last applied upgrade (v2 on a chain of
-// the release at 2d859e8), and a chain of the release before v2 can still
-// take it straight to this one.
-func TestBothUpgradesAreRegistered(t *testing.T) {
-	a, err := New(log.NewNopLogger(), dbm.NewMemDB(), true, simtestutil.NewAppOptionsWithFlagHome(t.TempDir()))
-	require.NoError(t, err)
-	for _, name := range []string{UpgradeV2, UpgradeV3} {
-		require.True(t, a.UpgradeKeeper.HasHandler(name), name)
-	}
-	require.Equal(t, UpgradeV3, UpgradeName, "the upgrade from the release right before this one")
 }
