@@ -135,9 +135,13 @@ func TestCompareExportsV4(t *testing.T) {
 		{"a fee in another denom", func(s string) string {
 			return strings.Replace(s, `"key_rotation_fee":{"denom":"stake"`, `"key_rotation_fee":{"denom":"other"`, 1)
 		}, "key_rotation_fee after the upgrade"},
-		{"a staking param changed", func(s string) string { return strings.Replace(s, `"max_validators":100,"key`, `"max_validators":5,"key`, 1) }, "staking param max_validators"},
+		{"a staking param changed", func(s string) string {
+			return strings.Replace(s, `"max_validators":100,"key`, `"max_validators":5,"key`, 1)
+		}, "staking param max_validators"},
 		{"a consensus key changed", func(s string) string { return strings.Replace(s, `{"key":"K1"}`, `{"key":"K2"}`, 1) }, "validator v1 consensus_pubkey"},
-		{"no fee pool", func(s string) string { return strings.Replace(s, `"name":"key_rotation_fee_pool"`, `"name":"other"`, 1) }, "no key_rotation_fee_pool"},
+		{"no fee pool", func(s string) string {
+			return strings.Replace(s, `"name":"key_rotation_fee_pool"`, `"name":"other"`, 1)
+		}, "no key_rotation_fee_pool"},
 		{"a fee pool that cannot burn", func(s string) string {
 			return strings.Replace(s, `"name":"key_rotation_fee_pool","permissions":["burner"]`, `"name":"key_rotation_fee_pool","permissions":[]`, 1)
 		}, "key_rotation_fee_pool permissions"},
