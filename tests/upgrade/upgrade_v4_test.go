@@ -38,6 +38,9 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 	bins := ln.Binaries(t)
 	cfg := ln.DefaultConfig()
 	cfg.PortOffset = 4700
+	// Inferences started a few blocks before the halt stay open across it
+	// and expire on this release (the expiry queue carried over).
+	cfg.ExpirationBlocks = 30
 	cfg.Inferenced = prev.Inferenced()
 	cfg.InitScript = prev.InitScript()
 	cfg.Cosmovisor, cfg.CosmovisorBin = true, ln.CosmovisorBin(t)
@@ -46,7 +49,7 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 	n.WaitHeight(3, time.Minute)
 	started := time.Now()
 	t.Logf("release %s built and the network up in %s", prev.Commit[:7], started.Sub(began).Round(time.Second))
-	versionsBefore, cometBefore := moduleVersions(t, n, 0), cometVersion(t, n, 0)
+	versionsBefore, stackBefore := moduleVersions(t, n, 0), stackVersions(t, n, 0)
 
 	oldLoad := n.StartLoadOf(prev, 3, "old", 10*time.Minute)
 	dark := n.Outage(3).Refuse().AwaitExclusion(0, 2*time.Minute)
@@ -61,6 +64,18 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 	n.WaitHeight(upgradeAt-15, 3*time.Minute)
 	n.StopNode(3)
 	lateStopped := n.Height()
+	// Open across the halt: started by an agent the load driver does not
+	// play, on executors that are up, finished by nobody.
+	n.WaitHeight(upgradeAt-8, 2*time.Minute)
+	var open []string
+	for k := range 3 {
+		id := fmt.Sprintf("across-v4-%d", k)
+		if code, log := n.TxOf(prev, "griefer", "inference", "start-inference", id, ln.Model, n.ExecutorAddr(k)); code != 0 {
+			t.Fatalf("start %s on the previous release: code %d: %s", id, code, log)
+		}
+		open = append(open, id)
+	}
+	openedBy := n.Height()
 
 	n.WaitHeight(upgradeAt, 3*time.Minute)
 	for i := 0; i < 3; i++ {
@@ -81,15 +96,18 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 			oldBefore, oldAfter, oldLoad.Output())
 	}
 
-	versionsAfter, cometAfter := moduleVersions(t, n, 0), cometVersion(t, n, 0)
-	t.Logf("CometBFT %s -> %s; module versions %s -> %s", cometBefore, cometAfter, versionsBefore, versionsAfter)
+	versionsAfter, stackAfter := moduleVersions(t, n, 0), stackVersions(t, n, 0)
+	t.Logf("node 0 runs SDK %s, CometBFT %s -> SDK %s, CometBFT %s (its /status says %s -> %s); module versions %s -> %s",
+		stackBefore.SDK, stackBefore.Comet, stackAfter.SDK, stackAfter.Comet, stackBefore.Status, stackAfter.Status, versionsBefore, versionsAfter)
 	for module, want := range map[string][2]string{"auth": {"5", "7"}, "staking": {"5", "6"}, "inference": {"7", "7"}, "bank": {"4", "4"}} {
 		if got := [2]string{versionsBefore[module], versionsAfter[module]}; got != want {
 			t.Errorf("x/%s version %s -> %s, want %s -> %s", module, got[0], got[1], want[0], want[1])
 		}
 	}
-	if !strings.HasPrefix(cometBefore, "0.38.") || !strings.HasPrefix(cometAfter, "0.40.") {
-		t.Errorf("CometBFT %s -> %s, want 0.38.x -> 0.40.x", cometBefore, cometAfter)
+	if !strings.HasPrefix(stackBefore.SDK, "v0.53.") || !strings.HasPrefix(stackAfter.SDK, "v0.55.") ||
+		!strings.HasPrefix(stackBefore.Comet, "v0.38.") || !strings.HasPrefix(stackAfter.Comet, "v0.40.") {
+		t.Errorf("node 0 ran SDK %s with CometBFT %s, then SDK %s with CometBFT %s; want v0.53 and v0.38, then v0.55 and v0.40",
+			stackBefore.SDK, stackBefore.Comet, stackAfter.SDK, stackAfter.Comet)
 	}
 
 	// Attestation across the halt: every block carries an attested
@@ -156,8 +174,17 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 	for _, p := range c.Problems {
 		t.Errorf("export diff: %s", p)
 	}
-	if open := openInferences(t, before); open == 0 {
-		t.Errorf("no inference open at the halt: the upgrade crossed no open inference")
+	// The inferences opened before the halt: open in the previous
+	// release's last state, expired by this release at their height.
+	if got := openInferences(t, before); got < len(open) {
+		t.Errorf("%d inferences open at the halt, want at least the %d opened by %d", got, len(open), openedBy)
+	}
+	for _, id := range open {
+		inf := n.Inference("griefer", id)
+		t.Logf("inference griefer/%s (opened by %d, open across H=%d): %s at %s", id, openedBy, upgradeAt, inf.Status, inf.ExpirationHeight)
+		if inf.Status != "INFERENCE_STATUS_EXPIRED" {
+			t.Errorf("inference griefer/%s is %s, want expired by this release at %s", id, inf.Status, inf.ExpirationHeight)
+		}
 	}
 	// Block H's attestations were applied by this release: the record of
 	// exec3, dark across the halt, holds an attested miss at H (and at

@@ -2,6 +2,9 @@ package upgrade_test
 
 import (
 	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	ln "github.com/inferenced/inferenced/tests/internal/localnet"
@@ -27,9 +30,29 @@ func moduleVersions(t *testing.T, n *ln.Net, i int) map[string]string {
 	return vm
 }
 
-// cometVersion is the CometBFT version node i runs (its /status).
-func cometVersion(t *testing.T, n *ln.Net, i int) string {
+// stack is what node i runs: the Cosmos SDK and CometBFT modules its
+// binary was built with (`inferenced version --long`, the binary cosmovisor
+// runs now) and the version its /status reports (CometBFT v0.40.0 reports
+// "0.39.0": its fallback version string was not bumped, so the build is
+// the authority).
+type stack struct{ SDK, Comet, Status string }
+
+func stackVersions(t *testing.T, n *ln.Net, i int) stack {
 	t.Helper()
+	bin := filepath.Join(n.NodeHome(i), "cosmovisor", "current", "bin", "inferenced")
+	out, err := exec.Command(bin, "version", "--long").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s version --long: %v\n%s", bin, err, out)
+	}
+	var s stack
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "cosmos_sdk_version: "); ok {
+			s.SDK = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "- github.com/cometbft/cometbft@"); ok {
+			s.Comet = strings.TrimSpace(v)
+		}
+	}
 	var st struct {
 		Result struct {
 			NodeInfo struct {
@@ -40,7 +63,8 @@ func cometVersion(t *testing.T, n *ln.Net, i int) string {
 	if err := n.GetJSON(n.RPC(i)+"/status", &st); err != nil {
 		t.Fatalf("status of node %d: %v", i, err)
 	}
-	return st.Result.NodeInfo.Version
+	s.Status = st.Result.NodeInfo.Version
+	return s
 }
 
 // openInferences counts the inferences an export holds still open
