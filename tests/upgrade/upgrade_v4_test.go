@@ -180,7 +180,7 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 		t.Errorf("%d inferences open at the halt, want at least the %d opened by %d", got, len(open), openedBy)
 	}
 	for _, id := range open {
-		inf := n.Inference("griefer", id)
+		inf := n.Inference(n.KeyAddress("griefer"), id)
 		t.Logf("inference griefer/%s (opened by %d, open across H=%d): %s at %s", id, openedBy, upgradeAt, inf.Status, inf.ExpirationHeight)
 		if inf.Status != "INFERENCE_STATUS_EXPIRED" {
 			t.Errorf("inference griefer/%s is %s, want expired by this release at %s", id, inf.Status, inf.ExpirationHeight)
