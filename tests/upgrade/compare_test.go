@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"testing"
 )
 
 // export is the part of a genesis export the upgrade must carry over.
@@ -48,6 +49,28 @@ func (c *comparison) problem(format string, args ...any) {
 	c.Problems = append(c.Problems, fmt.Sprintf(format, args...))
 }
 
+// report logs the summary and fails t with every problem.
+func (c comparison) report(t *testing.T) {
+	t.Helper()
+	for _, line := range c.Summary {
+		t.Logf("export diff: %s", line)
+	}
+	for _, p := range c.Problems {
+		t.Errorf("export diff: %s", p)
+	}
+}
+
+// decodeExports reads the exports before and after an upgrade.
+func decodeExports(beforeJSON, afterJSON []byte) (before, after export, err error) {
+	if err := json.Unmarshal(beforeJSON, &before); err != nil {
+		return export{}, export{}, fmt.Errorf("export before: %w", err)
+	}
+	if err := json.Unmarshal(afterJSON, &after); err != nil {
+		return export{}, export{}, fmt.Errorf("export after: %w", err)
+	}
+	return before, after, nil
+}
+
 // compareExports checks an export taken with the previous release at the
 // last height before the upgrade against one taken with this release at
 // the upgrade height, as docs/upgrade.md says the migration goes: params
@@ -58,12 +81,9 @@ func (c *comparison) problem(format string, args ...any) {
 // every balance and the supply are unchanged (fees are 0 here, and nothing
 // mints).
 func compareExports(beforeJSON, afterJSON []byte, defaults map[string]json.RawMessage) (comparison, error) {
-	var before, after export
-	if err := json.Unmarshal(beforeJSON, &before); err != nil {
-		return comparison{}, fmt.Errorf("export before: %w", err)
-	}
-	if err := json.Unmarshal(afterJSON, &after); err != nil {
-		return comparison{}, fmt.Errorf("export after: %w", err)
+	before, after, err := decodeExports(beforeJSON, afterJSON)
+	if err != nil {
+		return comparison{}, err
 	}
 	var c comparison
 	compareParams(&c, before.AppState.Inference.Params, after.AppState.Inference.Params, defaults)

@@ -26,12 +26,9 @@ const (
 // stays and the key-rotation fee pool appears as a burner module account;
 // balances and supply are unchanged.
 func compareExportsV4(beforeJSON, afterJSON []byte) (comparison, error) {
-	var before, after export
-	if err := json.Unmarshal(beforeJSON, &before); err != nil {
-		return comparison{}, fmt.Errorf("export before: %w", err)
-	}
-	if err := json.Unmarshal(afterJSON, &after); err != nil {
-		return comparison{}, fmt.Errorf("export after: %w", err)
+	before, after, err := decodeExports(beforeJSON, afterJSON)
+	if err != nil {
+		return comparison{}, err
 	}
 	var c comparison
 	b, a := before.AppState.Inference, after.AppState.Inference

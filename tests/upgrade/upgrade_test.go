@@ -34,74 +34,15 @@ func TestUpgradeV2UnderCosmovisor(t *testing.T) {
 		t.Skip("starts a 4-validator network; run without -short")
 	}
 	prev := ln.BuildRelease(t, ln.PreviousReleaseV2(t))
-	bins := ln.Binaries(t)
-	cfg := ln.DefaultConfig()
-	cfg.PortOffset = 5600
-	// Long enough for inferences started before the halt to be open across
-	// it and expire on this release (the migrated expiry queue).
-	cfg.ExpirationBlocks = 20
-	cfg.Inferenced = prev.Inferenced()
-	cfg.InitScript = prev.InitScript()
-	cfg.Cosmovisor, cfg.CosmovisorBin = true, ln.CosmovisorBin(t)
-	cfg.UpgradeName, cfg.UpgradeBin = app.UpgradeV2, filepath.Join(bins, "inferenced")
-	n := ln.Start(t, cfg)
-	n.WaitHeight(3, time.Minute)
+	n := startOnRelease(t, prev, 5600, app.UpgradeV2, 20)
 
 	oldLoad := n.StartLoadOf(prev, 3, "old", 10*time.Minute)
 	dark := n.Outage(3).Refuse().AwaitExclusion(0, 2*time.Minute)
 	t.Logf("previous release: exec3 dark at %d, excluded at %d", dark.DarkAt, dark.ExcludedAt)
-
-	// The 20 s voting period is about 35 blocks here; 80 leave room.
-	upgradeAt := n.Height() + 80
-	plan := map[string]any{"@type": "/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade", "authority": n.GovAddress(),
-		"plan": map[string]any{"name": app.UpgradeV2, "height": fmt.Sprint(upgradeAt)}}
-	n.PassProposal(n.ProposalFile("Upgrade to "+app.UpgradeV2, "This release.", plan), 2*time.Minute)
-	passedAt := n.Height()
-	n.WaitHeight(upgradeAt-15, 3*time.Minute)
-	n.StopNode(3)
-	lateStopped := n.Height()
-	// Inferences open at the halt: started, never finished (val0 is not an
-	// agent the load driver plays, so nothing finishes them).
-	n.WaitHeight(upgradeAt-8, 2*time.Minute)
-	starter := n.KeyAddress("val0")
-	var open []string
-	for k := range 3 {
-		id := fmt.Sprintf("open-%d", k)
-		if code, log := n.TxOf(prev, "val0", "inference", "start-inference", id, "llama-7b", n.ExecutorAddr(k)); code != 0 {
-			t.Fatalf("start %s on the previous release: code %d: %s", id, code, log)
-		}
-		open = append(open, id)
-	}
-
-	// The halt: the previous release stores block H but cannot run it.
-	n.WaitHeight(upgradeAt, 3*time.Minute)
-	for i := 0; i < 3; i++ {
-		waitUpgraded(t, n, i, app.UpgradeV2, upgradeAt, 2*time.Minute)
-	}
-	n.WaitHeight(upgradeAt+3, 3*time.Minute)
-	if err := oldLoad.Stop(); err != nil {
-		t.Logf("previous release's load driver: %v", err)
-	}
-	oldAnswered := answered(oldLoad.Events(), 0, upgradeAt)
-	// A header's time is the median of the last block's precommits: block
-	// H+1's was voted before the halt, H+2's is the first after it.
-	t.Logf("timeline: plan height %d (proposal passed by %d); node 3 stopped at %d; blocks %d..%d at %s %s %s %s (the halt: %s from H+1 to H+2)",
-		upgradeAt, passedAt, lateStopped, upgradeAt, upgradeAt+3, blockTime(t, n, upgradeAt), blockTime(t, n, upgradeAt+1),
-		blockTime(t, n, upgradeAt+2), blockTime(t, n, upgradeAt+3), n.BlockTimes(upgradeAt+1, upgradeAt+2))
-	logCosmovisor(t, n, 0)
-	if oldAnswered == 0 {
-		t.Errorf("the previous release's load driver finished nothing before the halt:\n%s", oldLoad.Output())
-	}
-
-	// The late node: cosmovisor runs the old binary up to H, then this one.
-	if out, err := n.Script(5*time.Minute, "start"); err != nil {
-		t.Fatalf("start node 3: %v\n%s", err, out)
-	}
-	joined := time.Now()
-	waitUpgraded(t, n, 3, app.UpgradeV2, upgradeAt, 3*time.Minute)
-	n.WaitCaughtUp(3, 3*time.Minute)
-	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
-	logCosmovisor(t, n, 3) // which of cosmovisor and cosmovisor-run.sh made the switch
+	// val0 opens the inferences across the halt: that release has no
+	// transfer agents, and the load driver does not play it.
+	h := scheduleHalt(t, n, prev, oldLoad, app.UpgradeV2, "This release.", 80, "val0")
+	h.joinLate(t, n)
 
 	// The export before: the previous release on cosmovisor's backup of
 	// node 0's data, the state of the last block it ran (H-1).
@@ -115,22 +56,7 @@ func TestUpgradeV2UnderCosmovisor(t *testing.T) {
 	}
 	load := n.StartLoad(3, "new", 10*time.Minute, ln.AsAgents("agent"))
 	loadFrom := n.Height()
-
-	// The breaker on the new binary: the executor dark since before the
-	// upgrade comes back through a probe, then a fresh outage is excluded
-	// within 3 blocks. (Both out at once would exceed
-	// health_cb_max_excluded_weight_pct with 4 executors.)
-	dark.Up().AwaitRecovery(3 * time.Minute)
-	t.Logf("new binary: exec3 (excluded before the upgrade) healthy at %d by %s", dark.HealthyAt, dark.RestoredBy)
-	fresh := n.Outage(2).Dark().AwaitExclusion(0, 2*time.Minute).Evidence()
-	// Counted as tests/e2e counts it: from the first block of the outage.
-	blocks := fresh.ExcludedAt - (fresh.DarkAt + 1)
-	t.Logf("new binary: exec2 dark from block %d, excluded at %d (%d blocks, %s evidence)", fresh.DarkAt+1, fresh.ExcludedAt, blocks, fresh.Kind)
-	if blocks > 3 {
-		t.Errorf("exec2 excluded %d blocks after its first dark block, want within 3", blocks)
-	}
-	fresh.Up().AwaitRecovery(3 * time.Minute)
-	t.Logf("new binary: exec2 healthy again at %d by %s", fresh.HealthyAt, fresh.RestoredBy)
+	freshOutage(t, n, dark)
 
 	// The driver's settle (waiting out the 20-block expiry of what it
 	// started) outlasts Stop's grace: an interrupted settle is expected,
@@ -142,46 +68,27 @@ func TestUpgradeV2UnderCosmovisor(t *testing.T) {
 	if newAnswered == 0 {
 		t.Errorf("the load driver finished nothing after the upgrade:\n%s", load.Output())
 	}
-	t.Logf("load: %d inferences finished before the halt (previous release's driver), %d after (this release's)", oldAnswered, newAnswered)
-
+	t.Logf("load: %d inferences finished before the halt (previous release's driver), %d after (this release's)", h.OldBefore, newAnswered)
 	// The inferences open at the halt expire on this release, from the
 	// expiry queue the migration rebuilt.
-	for _, id := range open {
-		n.Eventually("inference "+id+" expired", 2*time.Minute, func() error {
-			if inf := n.Inference(starter, id); inf.Status != ln.Expired {
-				return fmt.Errorf("%s %s (expires at %s)", id, inf.Status, inf.ExpirationHeight)
-			}
-			return nil
-		})
-	}
-	t.Logf("the %d inferences open at the halt expired on this release", len(open))
+	h.openExpired(t, n)
 
-	// The export after: node 2 stopped for it, at the upgrade height.
-	n.StopNode(2)
-	after := ln.Export(t, filepath.Join(bins, "inferenced"), filepath.Join(n.Home, "node2"), upgradeAt)
-	if out, err := n.Script(5*time.Minute, "start"); err != nil {
-		t.Fatalf("restart node 2: %v\n%s", err, out)
-	}
+	after := h.exportAfter(t, n)
 	writeArtifact(t, "export-before.json", before)
 	writeArtifact(t, "export-after.json", after)
 	c, err := compareExports(before, after, defaultParams(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range c.Summary {
-		t.Logf("export diff: %s", line)
-	}
-	for _, p := range c.Problems {
-		t.Errorf("export diff: %s", p)
-	}
+	c.report(t)
 
 	// Every node, the same app hash at every height from the halt on.
 	n.WaitCaughtUp(2, 2*time.Minute)
 	top := min(n.HeightOn(0), n.HeightOn(1), n.HeightOn(2), n.HeightOn(3))
-	if err := n.SameAppHashes(upgradeAt-2, top, 1, 2, 3); err != nil {
+	if err := n.SameAppHashes(h.At-2, top, 1, 2, 3); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("app hashes equal on 4 nodes at every height %d..%d", upgradeAt-2, top)
+	t.Logf("app hashes equal on 4 nodes at every height %d..%d", h.At-2, top)
 }
 
 // waitUpgraded waits until validator i has halted at the plan height (its

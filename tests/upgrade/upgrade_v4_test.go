@@ -2,7 +2,6 @@ package upgrade_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,18 +34,7 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 	}
 	began := time.Now()
 	prev := ln.BuildRelease(t, ln.PreviousRelease(t))
-	bins := ln.Binaries(t)
-	cfg := ln.DefaultConfig()
-	cfg.PortOffset = 4700
-	// Inferences started a few blocks before the halt stay open across it
-	// and expire on this release (the expiry queue carried over).
-	cfg.ExpirationBlocks = 30
-	cfg.Inferenced = prev.Inferenced()
-	cfg.InitScript = prev.InitScript()
-	cfg.Cosmovisor, cfg.CosmovisorBin = true, ln.CosmovisorBin(t)
-	cfg.UpgradeName, cfg.UpgradeBin = app.UpgradeV4, filepath.Join(bins, "inferenced")
-	n := ln.Start(t, cfg)
-	n.WaitHeight(3, time.Minute)
+	n := startOnRelease(t, prev, 4700, app.UpgradeV4, 30)
 	started := time.Now()
 	t.Logf("release %s built and the network up in %s", prev.Commit[:7], started.Sub(began).Round(time.Second))
 	versionsBefore, stackBefore := moduleVersions(t, n, 0), stackVersions(t, n, 0)
@@ -54,46 +42,9 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 	oldLoad := n.StartLoadOf(prev, 3, "old", 10*time.Minute)
 	dark := n.Outage(3).Refuse().AwaitExclusion(0, 2*time.Minute)
 	t.Logf("previous release: exec3 dark at %d, excluded at %d", dark.DarkAt, dark.ExcludedAt)
-
-	// The 20 s voting period is about 35 blocks here; 70 leave room.
-	upgradeAt := n.Height() + 70
-	plan := map[string]any{"@type": "/cosmos.upgrade.v1beta1.MsgSoftwareUpgrade", "authority": n.GovAddress(),
-		"plan": map[string]any{"name": app.UpgradeV4, "height": fmt.Sprint(upgradeAt)}}
-	n.PassProposal(n.ProposalFile("Upgrade to "+app.UpgradeV4, "Cosmos SDK v0.55 and CometBFT v0.40.", plan), 2*time.Minute)
-	passedAt := n.Height()
-	n.WaitHeight(upgradeAt-15, 3*time.Minute)
-	n.StopNode(3)
-	lateStopped := n.Height()
-	// Open across the halt: started by an agent the load driver does not
-	// play, on executors that are up, finished by nobody.
-	n.WaitHeight(upgradeAt-8, 2*time.Minute)
-	var open []string
-	for k := range 3 {
-		id := fmt.Sprintf("across-v4-%d", k)
-		if code, log := n.TxOf(prev, "griefer", "inference", "start-inference", id, ln.Model, n.ExecutorAddr(k)); code != 0 {
-			t.Fatalf("start %s on the previous release: code %d: %s", id, code, log)
-		}
-		open = append(open, id)
-	}
-	openedBy := n.Height()
-
-	n.WaitHeight(upgradeAt, 3*time.Minute)
-	for i := 0; i < 3; i++ {
-		waitUpgraded(t, n, i, app.UpgradeV4, upgradeAt, 2*time.Minute)
-	}
-	n.WaitHeight(upgradeAt+15, 3*time.Minute)
-	if err := oldLoad.Stop(); err != nil {
-		t.Logf("previous release's load driver: %v", err)
-	}
-	oldBefore, oldAfter := answered(oldLoad.Events(), 0, upgradeAt), answered(oldLoad.Events(), upgradeAt+1, 1<<62)
-	t.Logf("timeline: plan height %d (proposal passed by %d); node 3 stopped at %d; blocks %d..%d at %s %s %s %s (the halt: %s from H+1 to H+2)",
-		upgradeAt, passedAt, lateStopped, upgradeAt, upgradeAt+3, blockTime(t, n, upgradeAt), blockTime(t, n, upgradeAt+1),
-		blockTime(t, n, upgradeAt+2), blockTime(t, n, upgradeAt+3), n.BlockTimes(upgradeAt+1, upgradeAt+2))
-	logCosmovisor(t, n, 0)
-	t.Logf("the previous release's load driver: %d inferences finished before the halt, %d after", oldBefore, oldAfter)
-	if oldBefore == 0 || oldAfter == 0 {
-		t.Errorf("the previous release's load driver finished %d before the halt and %d after, want some on both sides:\n%s",
-			oldBefore, oldAfter, oldLoad.Output())
+	h := scheduleHalt(t, n, prev, oldLoad, app.UpgradeV4, "Cosmos SDK v0.55 and CometBFT v0.40.", 70, "griefer")
+	if h.OldAfter == 0 {
+		t.Errorf("the previous release's load driver finished nothing after the halt:\n%s", oldLoad.Output())
 	}
 
 	versionsAfter, stackAfter := moduleVersions(t, n, 0), stackVersions(t, n, 0)
@@ -112,41 +63,20 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 
 	// Attestation across the halt: every block carries an attested
 	// bundle, H+1 the previous release's extensions of H.
-	for h := upgradeAt - 5; h <= upgradeAt+10; h++ {
-		layout, attested := n.BundleLayout(h)
-		t.Logf("  %5d  %s, %d bytes, attested %v, exec3: %s", h, layout, n.BundleBytes(h), attested, n.BundleLine(h, dark.Addr))
+	for height := h.At - 5; height <= h.At+10; height++ {
+		layout, attested := n.BundleLayout(height)
+		t.Logf("  %5d  %s, %d bytes, attested %v, exec3: %s", height, layout, n.BundleBytes(height), attested, n.BundleLine(height, dark.Addr))
 		if layout != proposals.LayoutV3 || !attested {
-			t.Errorf("block %d carries %s (attested %v): attestation lost across the upgrade", h, layout, attested)
+			t.Errorf("block %d carries %s (attested %v): attestation lost across the upgrade", height, layout, attested)
 		}
 	}
 
-	// The late node: cosmovisor runs the previous release up to H, then
-	// this one.
-	if out, err := n.Script(5*time.Minute, "start"); err != nil {
-		t.Fatalf("start node 3: %v\n%s", err, out)
-	}
-	joined := time.Now()
-	waitUpgraded(t, n, 3, app.UpgradeV4, upgradeAt, 3*time.Minute)
-	n.WaitCaughtUp(3, 3*time.Minute)
-	t.Logf("node 3 joined late: caught up at %d in %s", n.HeightOn(3), time.Since(joined).Round(time.Second))
-	logCosmovisor(t, n, 3)
-
+	h.joinLate(t, n)
 	before := ln.Export(t, prev.Inferenced(), backupHome(t, n, 0), 0)
 
-	// The breaker on this release: exec3 comes back through a probe, then
-	// a fresh outage is excluded within 3 blocks.
 	load := n.StartLoad(3, "new", 10*time.Minute)
 	loadFrom := n.Height()
-	dark.Up().AwaitRecovery(3 * time.Minute)
-	t.Logf("this release: exec3 (dark across the upgrade) healthy at %d by %s", dark.HealthyAt, dark.RestoredBy)
-	fresh := n.Outage(2).Dark().AwaitExclusion(0, 2*time.Minute).Evidence()
-	blocks := fresh.ExcludedAt - (fresh.DarkAt + 1)
-	t.Logf("this release: exec2 dark from block %d, excluded at %d (%d blocks, %s evidence)", fresh.DarkAt+1, fresh.ExcludedAt, blocks, fresh.Kind)
-	if blocks > 3 {
-		t.Errorf("exec2 excluded %d blocks after its first dark block, want within 3", blocks)
-	}
-	fresh.Up().AwaitRecovery(3 * time.Minute)
-	t.Logf("this release: exec2 healthy again at %d by %s", fresh.HealthyAt, fresh.RestoredBy)
+	freshOutage(t, n, dark)
 	if err := load.Stop(); err != nil {
 		t.Logf("load driver stopped before it settled: %v", err)
 	}
@@ -155,44 +85,26 @@ func TestUpgradeV4ToTheCurrentCosmosFamily(t *testing.T) {
 	} else {
 		t.Logf("this release's load driver: %d inferences finished", k)
 	}
+	h.openExpired(t, n)
 
-	// The export after: node 2 stopped for it, at the upgrade height.
-	n.StopNode(2)
-	after := ln.Export(t, filepath.Join(bins, "inferenced"), filepath.Join(n.Home, "node2"), upgradeAt)
-	if out, err := n.Script(5*time.Minute, "start"); err != nil {
-		t.Fatalf("restart node 2: %v\n%s", err, out)
-	}
+	after := h.exportAfter(t, n)
 	writeArtifact(t, "export-before-v4.json", before)
 	writeArtifact(t, "export-after-v4.json", after)
 	c, err := compareExportsV4(before, after)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range c.Summary {
-		t.Logf("export diff: %s", line)
-	}
-	for _, p := range c.Problems {
-		t.Errorf("export diff: %s", p)
-	}
-	// The inferences opened before the halt: open in the previous
-	// release's last state, expired by this release at their height.
-	if got := openInferences(t, before); got < len(open) {
-		t.Errorf("%d inferences open at the halt, want at least the %d opened by %d", got, len(open), openedBy)
-	}
-	for _, id := range open {
-		inf := n.Inference(n.KeyAddress("griefer"), id)
-		t.Logf("inference griefer/%s (opened by %d, open across H=%d): %s at %s", id, openedBy, upgradeAt, inf.Status, inf.ExpirationHeight)
-		if inf.Status != "INFERENCE_STATUS_EXPIRED" {
-			t.Errorf("inference griefer/%s is %s, want expired by this release at %s", id, inf.Status, inf.ExpirationHeight)
-		}
+	c.report(t)
+	if got := openInferences(t, before); got < len(h.Open) {
+		t.Errorf("%d inferences open at the halt, want at least the %d opened by %d", got, len(h.Open), h.OpenedBy)
 	}
 	// Block H's attestations were applied by this release: the record of
 	// exec3, dark across the halt, holds an attested miss at H (and at
 	// H-1 in the previous release's state).
 	missBefore, missAfter := recordField(before, dark.Addr, "attested_miss_at"), recordField(after, dark.Addr, "attested_miss_at")
 	t.Logf("exec3's last attested miss: %s before the upgrade block, %s after it", missBefore, missAfter)
-	if missBefore != fmt.Sprint(upgradeAt-1) || missAfter != fmt.Sprint(upgradeAt) {
-		t.Errorf("exec3's attested_miss_at %s -> %s, want %d -> %d: block %d's attestations not applied", missBefore, missAfter, upgradeAt-1, upgradeAt, upgradeAt)
+	if missBefore != fmt.Sprint(h.At-1) || missAfter != fmt.Sprint(h.At) {
+		t.Errorf("exec3's attested_miss_at %s -> %s, want %d -> %d: block %d's attestations not applied", missBefore, missAfter, h.At-1, h.At, h.At)
 	}
 
 	// Every node, the same app hash at every height.
