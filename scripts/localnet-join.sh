@@ -11,8 +11,9 @@
 #                 (node 0's latest height)
 #   JOIN_MONITOR  on: keep the health monitor, configured as a validator's,
 #                 for a node that is to sign for a validator (a consensus
-#                 key rotation to its key): it attests from its first vote;
-#                 off: no monitor                                   (off)
+#                 key rotation to its key); it starts on the node's first
+#                 vote extension (monitor.Lazy), which abstains, and
+#                 attests from the next; off: no monitor           (off)
 JOIN_MODE=${JOIN_MODE:-block-sync}
 TRUST_HEIGHT=${TRUST_HEIGHT:-}
 JOIN_MONITOR=${JOIN_MONITOR:-off}

@@ -24,8 +24,9 @@ import (
 
 // KeepMonitor is the Join option (scripts/localnet-join.sh's JOIN_MONITOR)
 // that keeps the joined node's health monitor on, configured as a
-// validator's: a node that is to sign for a validator (a consensus key
-// rotation to its key) attests from its first vote.
+// validator's, for a node that is to sign for a validator (a consensus key
+// rotation to its key): the monitor starts on its first vote extension
+// (monitor.Lazy), which abstains, and it attests from the next.
 const KeepMonitor = "JOIN_MONITOR=on"
 
 // chainID is the localnet's (scripts/localnet.sh CHAIN_ID).
