@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 
 	cmtcrypto "github.com/cometbft/cometbft/crypto"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
@@ -96,13 +98,38 @@ func (app *App) epochGroupSource(context.Context) (monitor.Group, error) {
 	return out, nil
 }
 
-// consensusKeys looks validators' consensus keys up in staking.
+// consensusKeys looks validators' consensus keys up in staking by the
+// consensus address CometBFT names each vote with, in the state the
+// proposal is checked against: the one committed after the voted height
+// (PrepareProposal and ProcessProposal of block H run on the state after
+// H-1 and verify the votes of H-1).
+//
+// A consensus key rotation (x/staking MsgRotateConsPubKey, SDK v0.55)
+// keeps that lookup right at every height without a fallback. Submitted in
+// block S, it is scheduled for S+2 (ConsensusUpdateDelay): EndBlock S tells
+// CometBFT old@0, new@power, so the old key signs up to S+1 and the new one
+// from S+2; staking swaps the validator's key and its by-address index in
+// EndBlock S+2. The votes of S+1 are checked against the state after S+1
+// (old key, old address), those of S+2 against the state after S+2 (new
+// key, new address): the state after H always holds the key that signed H.
+// The old address then resolves to nothing (staking keeps only old
+// addresses, for evidence, never old keys), and so does the new one before
+// S+2: a key that did not sign a height is never found for it
+// (TestConsensusKeysFollowARotation). The key found must also hash to the
+// address asked for, so that no index entry can lend a vote another key.
 func (app *App) consensusKeys(ctx sdk.Context) proposals.KeyLookup {
 	return func(addr []byte) (cmtcrypto.PubKey, error) {
 		pk, err := app.StakingKeeper.GetPubKeyByConsAddr(ctx, sdk.ConsAddress(addr))
 		if err != nil {
 			return nil, err
 		}
-		return cryptoenc.PubKeyFromProto(pk)
+		key, err := cryptoenc.PubKeyFromProto(pk)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(key.Address(), addr) {
+			return nil, fmt.Errorf("staking holds the key of %X for %X", key.Address(), addr)
+		}
+		return key, nil
 	}
 }

@@ -1,18 +1,25 @@
 # Sourced by scripts/localnet.sh: `join I` makes full node I (after the
 # validators, FULL_NODES) as an operator joining a running network would,
 # and starts it: node 0's genesis, the validators as persistent peers, no
-# health monitor (it votes on nothing), and JOIN_MODE's way to its state
-# (README.md, "Joining a running network").
+# health monitor unless JOIN_MONITOR says so (a full node votes on
+# nothing), and JOIN_MODE's way to its state (README.md, "Joining a
+# running network").
 #   JOIN_MODE     block-sync: replay every block from genesis; state-sync:
 #                 restore a validator's latest snapshot (SNAPSHOT_INTERVAL),
 #                 then block-sync from there                  (block-sync)
 #   TRUST_HEIGHT  state sync's trusted height, its hash read from node 0
 #                 (node 0's latest height)
+#   JOIN_MONITOR  on: keep the health monitor, configured as a validator's,
+#                 for a node that is to sign for a validator (a consensus
+#                 key rotation to its key); it starts on the node's first
+#                 vote extension (monitor.Lazy), which abstains, and
+#                 attests from the next; off: no monitor           (off)
 JOIN_MODE=${JOIN_MODE:-block-sync}
 TRUST_HEIGHT=${TRUST_HEIGHT:-}
+JOIN_MONITOR=${JOIN_MONITOR:-off}
 
 # join I makes full node I's home the first time (node 0's genesis, the
-# validators as peers, no health monitor: it votes on nothing, and
+# validators as peers, the health monitor as JOIN_MONITOR says, and
 # JOIN_MODE's sync) and starts it.
 join() {
   local i=${1:-}
@@ -28,10 +35,11 @@ join() {
 init_full_node() {
   local i=$1 h; h=$(node_home "$i")
   case $JOIN_MODE in block-sync | state-sync) ;; *) die "JOIN_MODE=$JOIN_MODE: block-sync or state-sync" ;; esac
+  case $JOIN_MONITOR in on | off) ;; *) die "JOIN_MONITOR=$JOIN_MONITOR: on or off" ;; esac
   "$BIN" init "node$i" --chain-id "$CHAIN_ID" --home "$h" >/dev/null 2>&1 || die "init node$i failed"
   cp "$(node_home 0)/config/genesis.json" "$h/config/genesis.json"
   configure_node "$i" "$(validator_peers)"
-  toml_set "$h/config/app.toml" health-monitor enabled false
+  [ "$JOIN_MONITOR" = on ] || toml_set "$h/config/app.toml" health-monitor enabled false
   [ "$JOIN_MODE" = state-sync ] && state_sync_config "$i"
   return 0
 }

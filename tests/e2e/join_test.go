@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,12 +19,17 @@ const joinEpoch = 60
 // its export (one network): (a) node 4 joins by state sync from a snapshot
 // taken after the breaker excluded an executor and while inferences are
 // open, and holds node 0's module state at the snapshot and at the tip, with
-// its own app hash equal to node 0's at every height it executed; (b) node
-// 5 starts from genesis and block-syncs the whole chain (health bundles, an
-// epoch boundary), (c) is stopped on the way and resumes; then every
-// validator stops, node 0 exports, and the four restart from the export:
-// vote extensions are on from its first block, and an executor taken dark
-// is excluded by attestation within the budget.
+// its own app hash equal to node 0's at every height it executed; (d)
+// validator 3's consensus key is rotated to node 4's mid-epoch while
+// attestation runs (rotation_test.go): node 4 signs for it from the apply
+// height and its extensions count, an executor taken dark meanwhile is
+// excluded; (b) node 5 starts from genesis and block-syncs the whole chain
+// (health bundles, an epoch boundary, the rotation), (c) is stopped on the
+// way and resumes; then every validator stops, node 0 exports (the
+// rotation history and validator 3's new key in it), node 3 takes node 4's
+// key, and the four restart from the export: vote extensions are on from
+// its first block, validator 3's under its new key, and an executor taken
+// dark is excluded by attestation within the budget.
 func TestNodesJoinAndTheChainRestartsFromItsExport(t *testing.T) {
 	cfg := ln.DefaultConfig()
 	cfg.PortOffset = 5100
@@ -50,12 +56,13 @@ func TestNodesJoinAndTheChainRestartsFromItsExport(t *testing.T) {
 
 	joinByStateSync(t, n, snapshotAt, cfg.SnapshotInterval, open)
 	n.WaitHeight(joinEpoch+5, 3*time.Minute)
+	rot := rotateToJoinedNode(t, n)
 	joinByBlockSync(t, n)
 
 	if err := load.Stop(); err != nil {
 		t.Logf("load driver: %v", err)
 	}
-	restartFromExport(t, n)
+	restartFromExport(t, n, rot)
 }
 
 // moduleStatePaths are the x/inference answers a joined node must share
@@ -73,7 +80,7 @@ func moduleStatePaths(n *ln.Net, open []string) []string {
 func joinByStateSync(t *testing.T, n *ln.Net, snapshotAt, interval int64, open []string) {
 	t.Helper()
 	joined := time.Now()
-	n.Join(4, ln.StateSync, snapshotAt)
+	n.Join(4, ln.StateSync, snapshotAt, ln.KeepMonitor) // to sign for validator 3 in (d)
 	n.WaitCaughtUp(4, 3*time.Minute)
 	took := time.Since(joined).Round(100 * time.Millisecond)
 	s, err := n.Sync(4)
@@ -161,7 +168,7 @@ func joinByBlockSync(t *testing.T, n *ln.Net) {
 		s.Latest, took, bundles, joinEpoch, stoppedAt, tip, resumedAt, s.Latest-1)
 }
 
-func restartFromExport(t *testing.T, n *ln.Net) {
+func restartFromExport(t *testing.T, n *ln.Net, rot ln.Rotation) {
 	t.Helper()
 	n.Stop()
 	doc := ln.Export(t, n.Inferenced(), n.NodeHome(0), 0)
@@ -173,7 +180,13 @@ func restartFromExport(t *testing.T, n *ln.Net) {
 					EnableHeight string `json:"vote_extensions_enable_height"`
 				} `json:"abci"`
 			} `json:"params"`
+			Validators []exportedValidator `json:"validators"`
 		} `json:"consensus"`
+		AppState struct {
+			Staking struct {
+				History []exportedRotation `json:"consensus_key_rotation_history"`
+			} `json:"staking"`
+		} `json:"app_state"`
 	}
 	if err := json.Unmarshal(doc, &genesis); err != nil {
 		t.Fatal(err)
@@ -182,6 +195,11 @@ func restartFromExport(t *testing.T, n *ln.Net) {
 	if enable := ln.Atoi(t, genesis.Consensus.Params.ABCI.EnableHeight); enable != initial {
 		t.Fatalf("exported genesis: initial height %d, vote_extensions_enable_height %d; want them equal", initial, enable)
 	}
+	checkExportedRotation(t, rot, genesis.Consensus.Validators, genesis.AppState.Staking.History)
+	// Validator 3 signs with node 4's key since (d); the restart runs the
+	// four validators' homes (RestartFromGenesis removes the full nodes'),
+	// so node 3 takes that key back, as its operator would move it.
+	n.CopyConsensusKey(4, 3)
 	restarted := time.Now()
 	n.RestartFromGenesis(doc)
 	n.WaitHeight(initial+3, 2*time.Minute)
@@ -201,7 +219,48 @@ func restartFromExport(t *testing.T, n *ln.Net) {
 	if err := n.SameAppHashes(initial, tip, 1, 2, 3); err != nil {
 		t.Errorf("restarted chain: %v", err)
 	}
+	if addr := n.ValidatorAddr(3); addr != rot.New {
+		t.Errorf("restarted node 3 signs as %s, want validator 3's rotated key %s", addr, rot.New)
+	}
+	for h := initial + 2; h <= tip; h++ {
+		if c, err := n.CheckBundle(h); err != nil || len(c.Pruned) > 0 {
+			t.Errorf("restarted chain, bundle of block %d: %v, pruned %v", h, err, c.Pruned)
+		}
+	}
 	t.Logf("export and restart: exported at %d, restarted at %d with vote extensions on from it, first block in %s; "+
-		"health bundles from %d; exec2 dark from %d, excluded at %d (%d blocks, %s evidence); app hashes equal on 4 nodes %d..%d",
+		"health bundles from %d, verified with CometBFT's keys, none pruned; exec2 dark from %d, excluded at %d (%d blocks, %s evidence); "+
+		"app hashes equal on 4 nodes %d..%d",
 		initial-1, initial, took, initial+1, fresh.DarkAt+1, fresh.ExcludedAt, blocks, fresh.Kind, initial, tip)
+}
+
+// exportedValidator is a genesis validator; exportedRotation a record of
+// staking's consensus_key_rotation_history.
+type (
+	exportedValidator struct {
+		Address string `json:"address"`
+	}
+	exportedRotation struct {
+		Validator string `json:"validator_address"`
+		Old       string `json:"old_consensus_address"`
+	}
+)
+
+// checkExportedRotation: the export carries validator 3's rotation, its
+// new key in the genesis validators and its old address in staking's
+// rotation history (the evidence lock and the one-rotation gate).
+func checkExportedRotation(t *testing.T, rot ln.Rotation, validators []exportedValidator, history []exportedRotation) {
+	t.Helper()
+	var hasOld, hasNew, inHistory bool
+	for _, v := range validators {
+		hasOld = hasOld || strings.EqualFold(v.Address, rot.Old)
+		hasNew = hasNew || strings.EqualFold(v.Address, rot.New)
+	}
+	for _, r := range history {
+		inHistory = inHistory || (r.Validator == rot.Validator && r.Old == rot.OldCons)
+	}
+	if hasOld || !hasNew || !inHistory {
+		t.Fatalf("exported genesis: old key %s among the validators %v, new key %s %v, rotation in the history %v (%+v)",
+			rot.Old, hasOld, rot.New, hasNew, inHistory, history)
+	}
+	t.Logf("export: validator 3 with its new key %s, its rotation from %s in staking's history", rot.New, rot.OldCons)
 }

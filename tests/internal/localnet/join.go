@@ -26,9 +26,10 @@ const (
 // first time, as an operator joining the network would, and starts it; a
 // node made before is started again from its data. With StateSync the
 // light client trusts node 0's header at trustHeight (0: node 0's latest).
-func (n *Net) Join(i int, mode JoinMode, trustHeight int64) {
+// opts are more of the script's settings (KeepMonitor).
+func (n *Net) Join(i int, mode JoinMode, trustHeight int64, opts ...string) {
 	n.t.Helper()
-	env := append(append([]string{}, n.env...), "JOIN_MODE="+string(mode))
+	env := append(append(append([]string{}, n.env...), "JOIN_MODE="+string(mode)), opts...)
 	if trustHeight > 0 {
 		env = append(env, fmt.Sprintf("TRUST_HEIGHT=%d", trustHeight))
 	}
