@@ -2,7 +2,9 @@ package localnet
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,8 +36,8 @@ func (n *Net) LastCommitOf(h int64) (LastCommit, error) {
 				} `json:"header"`
 				LastCommit struct {
 					Signatures []struct {
-						Flag    int    `json:"block_id_flag"`
-						Address string `json:"validator_address"`
+						Flag    json.RawMessage `json:"block_id_flag"` // a number (or a quoted one)
+						Address string          `json:"validator_address"`
 					} `json:"signatures"`
 				} `json:"last_commit"`
 			} `json:"block"`
@@ -47,7 +49,7 @@ func (n *Net) LastCommitOf(h int64) (LastCommit, error) {
 	b := res.Result.Block
 	c := LastCommit{Proposer: strings.ToUpper(b.Header.Proposer), Signed: map[string]bool{}}
 	for _, s := range b.LastCommit.Signatures {
-		if s.Flag == blockIDFlagCommit {
+		if strings.Trim(string(s.Flag), `"`) == strconv.Itoa(blockIDFlagCommit) {
 			c.Signed[strings.ToUpper(s.Address)] = true
 		}
 	}
