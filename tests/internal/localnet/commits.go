@@ -129,7 +129,8 @@ func (n *Net) Slashing() (SlashingParams, error) {
 }
 
 // minSigned is x/slashing's MinSignedPerWindow: the decimal fraction of
-// window, rounded (LegacyDec.RoundInt64), the SDK's own arithmetic.
+// window, rounded half to even (LegacyDec.RoundInt64), the SDK's own
+// arithmetic.
 func minSigned(dec string, window int64) (int64, error) {
 	d, err := sdkmath.LegacyNewDecFromStr(dec)
 	if err != nil {
