@@ -78,7 +78,7 @@ func serviceLies(t *testing.T, n *ln.Net, modeFile string) []serviceLie {
 		r := serviceLie{mode: c.mode, target: c.target}
 		watch(&r)
 		read(&r, r.to)
-		r.signs = readLiarSigns(t, n, liar, r.from, r.to)
+		r.signs = readLiarSigns(t, n, liar, r.from, r.to, refusedLies[c.mode])
 		out = append(out, r)
 	}
 
@@ -98,7 +98,7 @@ func serviceLies(t *testing.T, n *ln.Net, modeFile string) []serviceLie {
 	r.left, r.blockTime = o.Others(), n.BlockTimes(r.from, r.to)
 	r.degradedAt, r.excludedAt, r.back = o.DarkAt, o.ExcludedAt, o.HealthyAt
 	r.evidence, r.restoredBy = o.Kind, o.RestoredBy
-	r.signs = readLiarSigns(t, n, liar, r.from, r.to)
+	r.signs = readLiarSigns(t, n, liar, r.from, r.to, false)
 	return append(out, r)
 }
 
