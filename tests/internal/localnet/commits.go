@@ -14,17 +14,26 @@ import (
 	"github.com/inferenced/inferenced/app/chainconfig"
 )
 
-// blockIDFlagCommit is CometBFT's BlockIDFlagCommit: the validator's
-// precommit for the block is in the commit (absent is 1, nil 3).
-const blockIDFlagCommit = 2
+// CometBFT's BlockIDFlag: how a validator is in a commit.
+const (
+	blockIDFlagAbsent = 1 // no precommit of its in the commit
+	blockIDFlagCommit = 2 // its precommit for the block
+	blockIDFlagNil    = 3 // its precommit for nil
+)
 
-// LastCommit is who signed the commit that block h carries (the
-// precommits for block h-1 that its proposer collected), and who
+// LastCommit is how each validator is in the commit that block h carries
+// (the precommits for block h-1 that its proposer collected), and who
 // proposed block h: upper-hex consensus addresses.
 type LastCommit struct {
 	Proposer string
-	Signed   map[string]bool
+	Signed   map[string]bool // a precommit for the block
+	Nil      map[string]bool // a precommit for nil
 }
+
+// Absent says whether the validator with the upper-hex consensus address
+// addr has no precommit in the commit: what x/slashing counts as a missed
+// block (a nil precommit is signed).
+func (c LastCommit) Absent(addr string) bool { return !c.Signed[addr] && !c.Nil[addr] }
 
 // LastCommitOf reads block h's last commit from node 0.
 func (n *Net) LastCommitOf(h int64) (LastCommit, error) {
@@ -47,10 +56,16 @@ func (n *Net) LastCommitOf(h int64) (LastCommit, error) {
 		return LastCommit{}, err
 	}
 	b := res.Result.Block
-	c := LastCommit{Proposer: strings.ToUpper(b.Header.Proposer), Signed: map[string]bool{}}
+	c := LastCommit{Proposer: strings.ToUpper(b.Header.Proposer), Signed: map[string]bool{}, Nil: map[string]bool{}}
 	for _, s := range b.LastCommit.Signatures {
-		if strings.Trim(string(s.Flag), `"`) == strconv.Itoa(blockIDFlagCommit) {
+		switch strings.Trim(string(s.Flag), `"`) {
+		case strconv.Itoa(blockIDFlagCommit):
 			c.Signed[strings.ToUpper(s.Address)] = true
+		case strconv.Itoa(blockIDFlagNil):
+			c.Nil[strings.ToUpper(s.Address)] = true
+		case strconv.Itoa(blockIDFlagAbsent):
+		default:
+			return LastCommit{}, fmt.Errorf("block %d: commit signature flag %s", h, s.Flag)
 		}
 	}
 	return c, nil
