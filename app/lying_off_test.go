@@ -30,5 +30,15 @@ func TestReleaseBuildNeverLies(t *testing.T) {
 		if err != nil || string(rsp.VoteExtension) != "honest" {
 			t.Fatalf("%s: release build answered %q, %v", mode, rsp.VoteExtension, err)
 		}
+		// Nor can it accept its own lies: its VerifyVoteExtension is the
+		// honest one, whatever it was asked to sign.
+		verify := (&App{}).lyingVerify(honestReject)
+		if v, err := verify(&abci.RequestVerifyVoteExtension{Height: 1, VoteExtension: []byte("honest")}); err != nil || v.Status != abci.ResponseVerifyVoteExtension_REJECT {
+			t.Fatalf("%s: release build's VerifyVoteExtension answered %v, %v, want the honest refusal", mode, v, err)
+		}
 	}
+}
+
+func honestReject(*abci.RequestVerifyVoteExtension) (*abci.ResponseVerifyVoteExtension, error) {
+	return &abci.ResponseVerifyVoteExtension{Status: abci.ResponseVerifyVoteExtension_REJECT}, nil
 }

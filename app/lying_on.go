@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,49 +55,126 @@ const (
 var lieModes = []string{LieAllMiss, LieAllOK, LieGarbage, LieOversized, LieWrongEpoch,
 	LieServiceMax, LieServiceZero, LieServiceGarbage, LieServiceTarget + "[:i]"}
 
+// lyingVotes wraps the honest ExtendVote of the validator started with
+// LieEnv set: it lies in the mode set. A lie that the honest
+// VerifyVoteExtension refuses (garbage, oversized, wrong-epoch,
+// service-garbage) is signed all the same, for the other validators to
+// refuse: CometBFT v0.40 verifies a node's own non-empty extension right
+// after ExtendVote and panics the node on a refusal, so this validator's
+// VerifyVoteExtension (App.VerifyVoteExtension, below) accepts its own
+// last lie. Its precommits carrying such a lie are then invalid for
+// everyone else, as a Byzantine validator's would be.
 func (app *App) lyingVotes(honest sdk.ExtendVoteHandler, logger log.Logger) (sdk.ExtendVoteHandler, error) {
 	setting := os.Getenv(LieEnv)
 	if setting == "" {
 		return honest, nil
 	}
-	var mode atomic.Value
+	l := &liar{groups: app.InferenceKeeper}
 	if path, ok := strings.CutPrefix(setting, "file:"); ok {
-		mode.Store("")
-		go followMode(path, &mode, logger)
+		l.mode.Store("")
+		go followMode(path, &l.mode, logger)
 	} else {
 		if err := checkMode(setting); err != nil {
 			return nil, err
 		}
-		mode.Store(setting)
+		l.mode.Store(setting)
 	}
+	liars.Store(app, l)
 	logger.Error("TEST BUILD: this validator lies in its vote extensions", LieEnv, setting)
+	return l.extendVote(honest), nil
+}
+
+// liars holds the liar of each App of the process that lies (one in a
+// node; tests make several), for its VerifyVoteExtension.
+var liars sync.Map // *App -> *liar
+
+// VerifyVoteExtension shadows BaseApp's in the lying build only: a lying
+// validator accepts its own last lie (lyingVerify), so that CometBFT's
+// check of its own extension lets it sign the lie; everything else goes to
+// BaseApp, the honest handler. handlers.go stays as it is: CometBFT calls
+// the ABCI method of *App, whose own method wins over the embedded one.
+func (app *App) VerifyVoteExtension(req *abci.RequestVerifyVoteExtension) (*abci.ResponseVerifyVoteExtension, error) {
+	return app.lyingVerify(app.BaseApp.VerifyVoteExtension)(req)
+}
+
+// lyingVerify is honest, except that the lying validator (lyingVotes)
+// accepts exactly its own last lie: the same height, the same bytes.
+func (app *App) lyingVerify(honest verifyFunc) verifyFunc {
+	v, ok := liars.Load(app)
+	if !ok {
+		return honest
+	}
+	return v.(*liar).verify(honest)
+}
+
+// verifyFunc is the ABCI VerifyVoteExtension method.
+type verifyFunc func(*abci.RequestVerifyVoteExtension) (*abci.ResponseVerifyVoteExtension, error)
+
+// liar is one lying validator: its mode, and its last lie, which its own
+// VerifyVoteExtension accepts.
+type liar struct {
+	groups ve.GroupReader
+	mode   atomic.Value // string; "": honest
+	last   atomic.Pointer[ownLie]
+}
+
+// ownLie is the extension a liar last made, for the height it made it.
+type ownLie struct {
+	height int64
+	bz     []byte
+}
+
+func (l *liar) extendVote(honest sdk.ExtendVoteHandler) sdk.ExtendVoteHandler {
 	return func(ctx sdk.Context, req *abci.RequestExtendVote) (*abci.ResponseExtendVote, error) {
-		m, _ := mode.Load().(string)
-		if m == "" {
-			return honest(ctx, req)
+		rsp, err := l.extend(ctx, req, honest)
+		if err == nil && rsp != nil {
+			l.last.Store(&ownLie{height: req.Height, bz: rsp.VoteExtension})
 		}
-		epoch, n, err := app.InferenceKeeper.VoteGroup(ctx, req.Height)
-		if err != nil || n == 0 {
-			return honest(ctx, req)
-		}
-		var truth []byte
-		if strings.HasPrefix(m, "service-") {
-			rsp, err := honest(ctx, req)
-			if err != nil {
-				return rsp, err
-			}
-			truth = rsp.VoteExtension
-		}
-		ref, err := app.InferenceKeeper.VerdictReference(ctx, req.Height, epoch, n)
+		return rsp, err
+	}
+}
+
+// extend is the liar's extension: the lie of its mode, or the honest one
+// when it is honest or cannot build the lie.
+func (l *liar) extend(ctx sdk.Context, req *abci.RequestExtendVote, honest sdk.ExtendVoteHandler) (*abci.ResponseExtendVote, error) {
+	m, _ := l.mode.Load().(string)
+	if m == "" {
+		return honest(ctx, req)
+	}
+	epoch, n, err := l.groups.VoteGroup(ctx, req.Height)
+	if err != nil || n == 0 {
+		return honest(ctx, req)
+	}
+	var truth []byte
+	if strings.HasPrefix(m, "service-") {
+		rsp, err := honest(ctx, req)
 		if err != nil {
-			return honest(ctx, req)
+			return rsp, err
 		}
-		bz, err := lie(m, epoch, n, ref, truth)
-		if err != nil {
-			return honest(ctx, req)
+		truth = rsp.VoteExtension
+	}
+	ref, err := l.groups.VerdictReference(ctx, req.Height, epoch, n)
+	if err != nil {
+		return honest(ctx, req)
+	}
+	bz, err := lie(m, epoch, n, ref, truth)
+	if err != nil {
+		return honest(ctx, req)
+	}
+	return &abci.ResponseExtendVote{VoteExtension: bz}, nil
+}
+
+// verify accepts the liar's own last lie (what CometBFT checks right after
+// ExtendVote) and answers as honest otherwise: another validator's
+// extension, or the same bytes at another height, get the honest answer.
+func (l *liar) verify(honest verifyFunc) verifyFunc {
+	return func(req *abci.RequestVerifyVoteExtension) (*abci.ResponseVerifyVoteExtension, error) {
+		if own := l.last.Load(); own != nil && len(req.VoteExtension) > 0 &&
+			own.height == req.Height && bytes.Equal(own.bz, req.VoteExtension) {
+			return &abci.ResponseVerifyVoteExtension{Status: abci.ResponseVerifyVoteExtension_ACCEPT}, nil
 		}
-		return &abci.ResponseExtendVote{VoteExtension: bz}, nil
-	}, nil
+		return honest(req)
+	}
 }
 
 // followMode keeps mode equal to the content of the file at path.

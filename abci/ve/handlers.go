@@ -42,7 +42,11 @@ func NewHandler(groups GroupReader, monitor Snapshotter, logger log.Logger) Hand
 	return Handler{groups: groups, monitor: monitor, logger: logger}
 }
 
-var abstain = &abci.ResponseExtendVote{VoteExtension: []byte{}}
+// abstain is the empty extension, made anew for each vote: a response
+// shared between votes would carry into every later abstention whatever
+// a caller wrote into one, which VerifyVoteExtension may refuse (and
+// CometBFT v0.40 panics a node whose own extension is refused).
+func abstain() *abci.ResponseExtendVote { return &abci.ResponseExtendVote{VoteExtension: []byte{}} }
 
 // ExtendVote puts the monitor's current verdicts in the vote, relative to
 // the chain's reference for the height (keeper.VerdictReference). It reads
@@ -54,14 +58,15 @@ func (h Handler) ExtendVote() sdk.ExtendVoteHandler {
 		defer func() {
 			if r := recover(); r != nil {
 				h.logger.Error("ExtendVote panicked; abstaining", "height", req.Height, "panic", r)
-				resp, err = abstain, nil
+				seriesAbstained.Inc()
+				resp, err = abstain(), nil
 			}
 		}()
 		bz, err := h.extension(ctx, req.Height)
 		if err != nil {
 			h.logger.Debug("abstaining in vote extension", "height", req.Height, "reason", err)
 			seriesAbstained.Inc()
-			return abstain, nil
+			return abstain(), nil
 		}
 		appmetrics.Set(seriesExtensionSize, len(bz))
 		return &abci.ResponseExtendVote{VoteExtension: bz}, nil

@@ -25,6 +25,7 @@ type serviceLie struct {
 	blockTime                    time.Duration
 	degradedAt, excludedAt, back int64 // service-zero: the degraded executor's timeline
 	evidence, restoredBy         string
+	signs                        liarSigns // the liar in the commits of (from, to]
 }
 
 // serviceLies runs the liar (validator 3, following modeFile) through the
@@ -77,6 +78,7 @@ func serviceLies(t *testing.T, n *ln.Net, modeFile string) []serviceLie {
 		r := serviceLie{mode: c.mode, target: c.target}
 		watch(&r)
 		read(&r, r.to)
+		r.signs = readLiarSigns(t, n, liar, r.from, r.to, refusedLies[c.mode])
 		out = append(out, r)
 	}
 
@@ -96,6 +98,7 @@ func serviceLies(t *testing.T, n *ln.Net, modeFile string) []serviceLie {
 	r.left, r.blockTime = o.Others(), n.BlockTimes(r.from, r.to)
 	r.degradedAt, r.excludedAt, r.back = o.DarkAt, o.ExcludedAt, o.HealthyAt
 	r.evidence, r.restoredBy = o.Kind, o.RestoredBy
+	r.signs = readLiarSigns(t, n, liar, r.from, r.to, false)
 	return append(out, r)
 }
 
@@ -103,14 +106,16 @@ func serviceLies(t *testing.T, n *ln.Net, modeFile string) []serviceLie {
 func checkServiceLies(t *testing.T, lies []serviceLie, normal time.Duration) {
 	t.Helper()
 	t.Logf("lies about service (liveness verdicts honest), %d blocks each, or until exec1 is back:", serviceLieBlocks)
-	t.Logf("  %-15s %-10s %-14s %-9s %8s %10s %s", "mode", "on", "liar's report", "attested", "bundles", "block time", "healthy executors out")
+	t.Logf("  %-15s %-10s %-14s %-9s %8s %10s %-22s %s", "mode", "on", "liar's report", "attested", "bundles", "block time",
+		"healthy executors out", liarSignsHeader)
 	for _, r := range lies {
 		left := r.left
 		if left == "" {
 			left = "none"
 		}
-		t.Logf("  %-15s %-10s %-14s %-9s %4d/%-3d %10s %s", r.mode, short(r.target), r.liarReport, r.attested,
-			r.bundles, r.to-r.from, r.blockTime.Round(time.Millisecond), left)
+		t.Logf("  %-15s %-10s %-14s %-9s %4d/%-3d %10s %-22s %s", r.mode, short(r.target), r.liarReport, r.attested,
+			r.bundles, r.to-r.from, r.blockTime.Round(time.Millisecond), left, r.signs)
+		r.signs.check(t, r.mode, refusedLies[r.mode])
 		if r.left != "" {
 			t.Errorf("%s: healthy executors left HEALTHY: %s", r.mode, r.left)
 		}
