@@ -139,7 +139,7 @@ init_network() {
     --arg veh "$VE_ENABLE_HEIGHT" \
     --arg tw "$CB_TRAFFIC_WINDOW" --arg tm "$CB_TRAFFIC_MIN_SAMPLES" \
     --arg tp "$CB_TRAFFIC_THRESHOLD_PCT" --arg tc "$CB_TRAFFIC_CONSECUTIVE" \
-    --arg ma "$AGENT_MISS_ALLOWANCE" '
+    --arg ma "$AGENT_MISS_ALLOWANCE" --arg sbw "$SIGNED_BLOCKS_WINDOW" '
     def set_if($key; $v): if $v == "" then . else .app_state.inference.params[$key] = $v end;
     .app_state.inference.params.epoch_length = $el
     | .app_state.inference.params.poc_phase_blocks = $poc
@@ -152,6 +152,7 @@ init_network() {
     | set_if("health_cb_traffic_miss_threshold_pct"; $tp)
     | set_if("health_cb_traffic_consecutive_misses"; $tc)
     | set_if("transfer_agent_miss_allowance"; $ma)
+    | if $sbw == "" then . else .app_state.slashing.params.signed_blocks_window = $sbw end
     | .app_state.gov.params.voting_period = "20s"
     | .app_state.gov.params.expedited_voting_period = "10s"
     | .app_state.gov.params.min_deposit[0].amount = "1000"

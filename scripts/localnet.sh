@@ -31,6 +31,8 @@
 #   EPOCH_LENGTH       blocks per epoch                   (200)
 #   POC_PHASE_BLOCKS   PoC phase at the start of an epoch (0)
 #   EXPIRATION_BLOCKS  blocks before an inference expires (4)
+#   SIGNED_BLOCKS_WINDOW  x/slashing's signed_blocks_window: a validator
+#                      missing more than half of it is jailed (the SDK's 100)
 #   DOWNTIME_H_THRESHOLD SPRT threshold; higher = slower SPRT   (4)
 #   VE_ENABLE_HEIGHT   height from which validators attest executor health
 #                      in vote extensions; 0 runs on traffic samples alone (2)
@@ -128,6 +130,7 @@ BLOCK_TIME=${BLOCK_TIME:-700ms}
 EPOCH_LENGTH=${EPOCH_LENGTH:-200}
 POC_PHASE_BLOCKS=${POC_PHASE_BLOCKS:-0}
 EXPIRATION_BLOCKS=${EXPIRATION_BLOCKS:-4}
+SIGNED_BLOCKS_WINDOW=${SIGNED_BLOCKS_WINDOW:-}
 DOWNTIME_H_THRESHOLD=${DOWNTIME_H_THRESHOLD:-4}
 VE_ENABLE_HEIGHT=${VE_ENABLE_HEIGHT:-2}
 CB_INITIAL_COOLDOWN=${CB_INITIAL_COOLDOWN:-10}

@@ -21,8 +21,8 @@ import (
 // refusal) for the honest validators to refuse. While it lies so, no
 // health bundle counts its extension; some of its precommits are refused
 // with it (absent from the commit, and x/slashing counts the misses, not
-// enough to jail it within the run: the localnet has the SDK's params,
-// more than 50 of 100 blocks missed), the others come in late and count
+// enough to jail it within the run: the scenario's signed_blocks_window
+// is 1000, jailing above 500 missed), the others come in late and count
 // for the commit (checkRefusedPrecommits); its node does not crash: it is
 // at the tip when each mode ends. Then, on the same network, it lies
 // about service only (lying_service_test.go): every executor or one
@@ -36,6 +36,10 @@ func TestOneLyingValidatorOfFour(t *testing.T) {
 	cfg.PortOffset = 2000
 	cfg.InitialCooldown, cfg.MaxCooldown = 4, 8
 	cfg.NodeBin = map[int]string{3: lying}
+	// The refused modes cost the liar some precommits (x/slashing counts
+	// them missed): a window of 1000 keeps ~60 blocks of them far from
+	// jailing it, whose tests of service lies follow on the same network.
+	cfg.SignedBlocksWindow = 1000
 	cfg.NodeEnv = map[int]string{3: "INFERENCED_LIE=file:" + modeFile}
 	n := start(t, cfg)
 	dead := n.ExecutorAddr(1)

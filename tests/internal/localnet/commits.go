@@ -71,31 +71,33 @@ func (n *Net) LastCommitOf(h int64) (LastCommit, error) {
 	return c, nil
 }
 
-// SigningInfo is x/slashing's record of one validator's liveness.
+// SigningInfo is x/slashing's record of one consensus address's liveness.
 type SigningInfo struct {
-	MissedBlocks int64
-	JailedUntil  time.Time
-	Tombstoned   bool
+	StartHeight, IndexOffset string // as the REST answer writes them
+	MissedBlocks             int64
+	JailedUntil              time.Time
+	Tombstoned               bool
 }
 
 // Jailed says whether the validator was ever jailed for downtime (a
 // validator never jailed has the zero Unix time).
 func (s SigningInfo) Jailed() bool { return s.JailedUntil.After(time.Unix(0, 0)) }
 
-// SigningInfoAt is the signing info of the validator with the upper-hex
-// consensus address addr, as of the state committed at height (0: the
-// latest), from node 0's REST.
+// SigningInfoAt is the signing info of consensus address addr, upper hex
+// (as CometBFT names validators) or bech32 (as x/slashing does), as of the
+// state committed at height (0: the latest), from node 0's REST; an
+// address without one is an error.
 func (n *Net) SigningInfoAt(addr string, height int64) (SigningInfo, error) {
-	raw, err := hex.DecodeString(addr)
-	if err != nil {
-		return SigningInfo{}, fmt.Errorf("consensus address %q: %w", addr, err)
-	}
-	cons, err := bech32.ConvertAndEncode(chainconfig.AccountAddressPrefix+"valcons", raw)
-	if err != nil {
-		return SigningInfo{}, err
+	cons := addr
+	if raw, err := hex.DecodeString(addr); err == nil {
+		if cons, err = bech32.ConvertAndEncode(chainconfig.AccountAddressPrefix+"valcons", raw); err != nil {
+			return SigningInfo{}, err
+		}
 	}
 	var res struct {
 		Info struct {
+			StartHeight string    `json:"start_height"`
+			IndexOffset string    `json:"index_offset"`
 			Missed      string    `json:"missed_blocks_counter"`
 			JailedUntil time.Time `json:"jailed_until"`
 			Tombstoned  bool      `json:"tombstoned"`
@@ -110,7 +112,8 @@ func (n *Net) SigningInfoAt(addr string, height int64) (SigningInfo, error) {
 			return SigningInfo{}, fmt.Errorf("missed_blocks_counter %q: %w", res.Info.Missed, err)
 		}
 	}
-	return SigningInfo{MissedBlocks: missed, JailedUntil: res.Info.JailedUntil, Tombstoned: res.Info.Tombstoned}, nil
+	return SigningInfo{StartHeight: res.Info.StartHeight, IndexOffset: res.Info.IndexOffset, MissedBlocks: missed,
+		JailedUntil: res.Info.JailedUntil, Tombstoned: res.Info.Tombstoned}, nil
 }
 
 // SlashingParams is the part of x/slashing's params that decides jailing

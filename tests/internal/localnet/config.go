@@ -27,6 +27,10 @@ type Config struct {
 
 	EpochLength      int64 // EPOCH_LENGTH, blocks (200)
 	ExpirationBlocks int64 // EXPIRATION_BLOCKS, blocks before an inference expires (4)
+	// SignedBlocksWindow is SIGNED_BLOCKS_WINDOW, x/slashing's
+	// signed_blocks_window (the SDK's 100; a validator missing more than
+	// half of it is jailed).
+	SignedBlocksWindow int64
 	InitialCooldown  int64 // CB_INITIAL_COOLDOWN, the breaker's first cooldown (10)
 	MaxCooldown      int64 // CB_MAX_COOLDOWN, its longest (80)
 	SPRTThreshold    int64 // DOWNTIME_H_THRESHOLD (4)
@@ -174,6 +178,7 @@ func (c Config) env() []string {
 	setInt("NUM_EXECUTORS", int64(c.Executors))
 	setInt("AGENTS", int64(c.Agents))
 	setInt("EXPIRATION_BLOCKS", c.ExpirationBlocks)
+	setInt("SIGNED_BLOCKS_WINDOW", c.SignedBlocksWindow)
 	if c.BlockTime != 0 {
 		env = append(env, "BLOCK_TIME="+c.BlockTime.String())
 	}

@@ -314,25 +314,6 @@ func (n *Net) VotingPower(i int) (int64, error) {
 	return strconv.ParseInt(st.Result.Validator.Power, 10, 64)
 }
 
-// SigningInfo is x/slashing's record of a consensus address.
-type SigningInfo struct {
-	Address     string `json:"address"`
-	StartHeight string `json:"start_height"`
-	IndexOffset string `json:"index_offset"`
-	Missed      string `json:"missed_blocks_counter"`
-}
-
-// SigningInfoAt reads x/slashing's signing info of consAddr (bech32) as
-// of height (0: the latest) on node 0's REST server; an address without
-// one is an error.
-func (n *Net) SigningInfoAt(consAddr string, height int64) (SigningInfo, error) {
-	var res struct {
-		Info SigningInfo `json:"val_signing_info"`
-	}
-	err := getJSONAt(n.REST(0)+"/cosmos/slashing/v1beta1/signing_infos/"+consAddr, height, &res)
-	return res.Info, err
-}
-
 // CopyConsensusKey gives stopped node to node from's consensus key (its
 // priv_validator_key.json): the operator moving a validator's key between
 // its machines, never both running with it.
