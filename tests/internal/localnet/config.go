@@ -31,9 +31,9 @@ type Config struct {
 	// signed_blocks_window (the SDK's 100; a validator missing more than
 	// half of it is jailed).
 	SignedBlocksWindow int64
-	InitialCooldown  int64 // CB_INITIAL_COOLDOWN, the breaker's first cooldown (10)
-	MaxCooldown      int64 // CB_MAX_COOLDOWN, its longest (80)
-	SPRTThreshold    int64 // DOWNTIME_H_THRESHOLD (4)
+	InitialCooldown    int64 // CB_INITIAL_COOLDOWN, the breaker's first cooldown (10)
+	MaxCooldown        int64 // CB_MAX_COOLDOWN, its longest (80)
+	SPRTThreshold      int64 // DOWNTIME_H_THRESHOLD (4)
 	// TrafficRule, if set, is the breaker's trip rule for traffic samples;
 	// nil keeps the chain's defaults (health_cb_traffic_*).
 	TrafficRule *TripRule
