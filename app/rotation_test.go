@@ -150,7 +150,7 @@ func TestConsensusKeysAcrossAnExportWithPendingRotations(t *testing.T) {
 func TestConsensusKeysRefuseAKeyOfAnotherAddress(t *testing.T) {
 	c := newRotationChain(t, []int64{10}, 4)
 	c.block()
-	ctx := c.app.NewUncachedContext(false, cmtproto.Header{Height: c.height + 1})
+	ctx := c.app.NewNextBlockContext(cmtproto.Header{Height: c.height + 1})
 	v, err := c.app.StakingKeeper.GetValidator(ctx, sdk.ValAddress(c.ops[0].PubKey().Address()))
 	require.NoError(t, err)
 	stray := consKey(0, 9)
