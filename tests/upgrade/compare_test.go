@@ -60,6 +60,39 @@ func (c comparison) report(t *testing.T) {
 	}
 }
 
+// pairs calls same for every record of before (identified by its field
+// key) with its counterpart in after, reports each one lost and a change in
+// their number, and returns how many it paired.
+func (c *comparison) pairs(what, key string, before, after []map[string]json.RawMessage,
+	same func(id string, b, a map[string]json.RawMessage),
+) int {
+	byID := index(after, key)
+	kept := 0
+	for _, b := range before {
+		id := str(b[key])
+		a, ok := byID[id]
+		if !ok {
+			c.problem("%s %s lost", what, id)
+			continue
+		}
+		kept++
+		same(id, b, a)
+	}
+	if len(after) != len(before) {
+		c.problem("%d %ss before, %d after", len(before), what, len(after))
+	}
+	return kept
+}
+
+// statsNeverLower reports a participant whose epoch stats went down.
+func (c *comparison) statsNeverLower(addr string, p, q map[string]json.RawMessage) {
+	for _, k := range []string{"inference_count", "missed_requests"} {
+		if num(field(q["current_epoch_stats"], k)).Cmp(num(field(p["current_epoch_stats"], k))) < 0 {
+			c.problem("participant %s %s went down: %s -> %s", addr, k, field(p["current_epoch_stats"], k), field(q["current_epoch_stats"], k))
+		}
+	}
+}
+
 // decodeExports reads the exports before and after an upgrade.
 func decodeExports(beforeJSON, afterJSON []byte) (before, after export, err error) {
 	if err := json.Unmarshal(beforeJSON, &before); err != nil {
@@ -147,17 +180,8 @@ func participantCap(params map[string]json.RawMessage) *big.Int {
 }
 
 func compareParticipants(c *comparison, before, after []map[string]json.RawMessage, capWeight *big.Int) {
-	byAddr := index(after, "address")
 	var weights []string
-	kept := 0
-	for _, p := range before {
-		addr := str(p["address"])
-		q, ok := byAddr[addr]
-		if !ok {
-			c.problem("participant %s lost", addr)
-			continue
-		}
-		kept++
+	kept := c.pairs("participant", "address", before, after, func(addr string, p, q map[string]json.RawMessage) {
 		for _, k := range []string{"inference_url", "models", "poc_available", "status", "registered_height"} {
 			if !jsonEqual(p[k], q[k]) {
 				c.problem("participant %s %s: %s -> %s", addr, k, p[k], q[k])
@@ -170,16 +194,9 @@ func compareParticipants(c *comparison, before, after []map[string]json.RawMessa
 		if str(field(q["bond"], "amount")) != "0" {
 			c.problem("participant %s bond %s, want none", addr, compact(q["bond"]))
 		}
-		for _, k := range []string{"inference_count", "missed_requests"} {
-			if num(field(q["current_epoch_stats"], k)).Cmp(num(field(p["current_epoch_stats"], k))) < 0 {
-				c.problem("participant %s %s went down: %s -> %s", addr, k, field(p["current_epoch_stats"], k), field(q["current_epoch_stats"], k))
-			}
-		}
+		c.statsNeverLower(addr, p, q)
 		weights = append(weights, fmt.Sprintf("%s->%s", num(p["weight"]), num(q["weight"])))
-	}
-	if len(after) != len(before) {
-		c.problem("%d participants before, %d after", len(before), len(after))
-	}
+	})
 	c.Summary = append(c.Summary, fmt.Sprintf("participants: %d of %d kept, unbonded, weights %s (cap %s)",
 		kept, len(before), strings.Join(weights, " "), capWeight))
 }

@@ -52,28 +52,14 @@ func compareExportsV4(beforeJSON, afterJSON []byte) (comparison, error) {
 // compareKeptParticipants: every participant as it was, its epoch stats
 // never lower.
 func compareKeptParticipants(c *comparison, before, after []map[string]json.RawMessage) {
-	byAddr := index(after, "address")
-	for _, p := range before {
-		addr := str(p["address"])
-		q, ok := byAddr[addr]
-		if !ok {
-			c.problem("participant %s lost", addr)
-			continue
-		}
+	c.pairs("participant", "address", before, after, func(addr string, p, q map[string]json.RawMessage) {
 		for _, k := range sortedKeys(p) {
 			if k != "current_epoch_stats" && !jsonEqual(p[k], q[k]) {
 				c.problem("participant %s %s: %s -> %s", addr, k, p[k], q[k])
 			}
 		}
-		for _, k := range []string{"inference_count", "missed_requests"} {
-			if num(field(q["current_epoch_stats"], k)).Cmp(num(field(p["current_epoch_stats"], k))) < 0 {
-				c.problem("participant %s %s went down", addr, k)
-			}
-		}
-	}
-	if len(after) != len(before) {
-		c.problem("%d participants before, %d after", len(before), len(after))
-	}
+		c.statsNeverLower(addr, p, q)
+	})
 	c.Summary = append(c.Summary, fmt.Sprintf("participants: %d before, %d after, kept", len(before), len(after)))
 }
 
@@ -116,23 +102,13 @@ func compareAddedParam(c *comparison, module string, before, after map[string]js
 // compareValidators: the same validators, each with its consensus key,
 // tokens and status.
 func compareValidators(c *comparison, before, after []map[string]json.RawMessage) {
-	byOp := index(after, "operator_address")
-	for _, v := range before {
-		op := str(v["operator_address"])
-		w, ok := byOp[op]
-		if !ok {
-			c.problem("validator %s lost", op)
-			continue
-		}
+	c.pairs("validator", "operator_address", before, after, func(op string, v, w map[string]json.RawMessage) {
 		for _, k := range []string{"consensus_pubkey", "tokens", "status", "jailed"} {
 			if !jsonEqual(v[k], w[k]) {
 				c.problem("validator %s %s: %s -> %s", op, k, v[k], w[k])
 			}
 		}
-	}
-	if len(after) != len(before) {
-		c.problem("%d validators before, %d after", len(before), len(after))
-	}
+	})
 	c.Summary = append(c.Summary, fmt.Sprintf("validators: %d, consensus keys and power kept", len(before)))
 }
 

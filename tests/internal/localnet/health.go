@@ -122,6 +122,16 @@ func (n *Net) AllTransitionEvents(height int64) []map[string]string {
 	return n.Events(height, healthChanged)
 }
 
+// abciEvent is an ABCI event as CometBFT's JSON (block results, a
+// transaction's result) writes it.
+type abciEvent struct {
+	Type       string `json:"type"`
+	Attributes []struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	} `json:"attributes"`
+}
+
 // Events returns the attributes of every event of type typ (a proto
 // message name: ScopedEvent, ProbeStartedEvent) in the results of block
 // height, in emission order. Values are unquoted; a list stays JSON
@@ -130,13 +140,7 @@ func (n *Net) Events(height int64, typ string) []map[string]string {
 	n.t.Helper()
 	var res struct {
 		Result struct {
-			Events []struct {
-				Type       string `json:"type"`
-				Attributes []struct {
-					Key   string `json:"key"`
-					Value string `json:"value"`
-				} `json:"attributes"`
-			} `json:"finalize_block_events"`
+			Events []abciEvent `json:"finalize_block_events"`
 		} `json:"result"`
 	}
 	// Node 0 may report a height before its results are stored: retry

@@ -83,16 +83,10 @@ func (n *Net) SendRotation(from, pubKey string) string {
 func (n *Net) AwaitRotation(hash string, timeout time.Duration) Rotation {
 	n.t.Helper()
 	var tx struct {
-		Height string `json:"height"`
-		Code   uint32 `json:"code"`
-		RawLog string `json:"raw_log"`
-		Events []struct {
-			Type       string `json:"type"`
-			Attributes []struct {
-				Key   string `json:"key"`
-				Value string `json:"value"`
-			} `json:"attributes"`
-		} `json:"events"`
+		Height string      `json:"height"`
+		Code   uint32      `json:"code"`
+		RawLog string      `json:"raw_log"`
+		Events []abciEvent `json:"events"`
 	}
 	n.Eventually("rotation "+hash+" committed", timeout, func() error {
 		raw, err := n.CLI("q", "tx", hash, "--node", n.RPCAddr(), "--output", "json")
